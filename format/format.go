@@ -1,0 +1,188 @@
+// Package format reads and writes agent transcripts in the formats agents
+// and APIs use, detecting the format from the content, never the file name.
+//
+// Readers return a compact.Transcript whose messages keep their source
+// records, so that writing a transcript back in its own format reproduces
+// every unchanged message byte for byte.
+package format
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// Name identifies a transcript format.
+type Name string
+
+// The formats compact knows. Each is registered in formats.
+const (
+	OpenAIChat      Name = "openai"           // Chat Completions messages: a JSON array or {"messages": [...]}
+	OpenAIChatJSONL Name = "openai-jsonl"     // Chat Completions messages, one per line
+	OpenAIResponses Name = "openai-responses" // Responses API input/output items
+	Anthropic       Name = "anthropic"        // Anthropic Messages request: {"system", "messages"}
+	ClaudeCode      Name = "claude-code"      // Claude Code session JSONL (and its JSON exports)
+	Codex           Name = "codex"            // Codex CLI rollout JSONL
+	SWEAgent        Name = "swe-agent"        // SWE-agent .traj
+	MiniSWEAgent    Name = "mini-swe-agent"   // mini-swe-agent .traj.json
+	OpenHands       Name = "openhands"        // OpenHands event trajectories and evaluation output
+	GeminiCLI       Name = "gemini-cli"       // Gemini CLI chat recordings
+)
+
+// Format is one transcript format: how to recognise it, read it and, where
+// compact can, write it.
+type Format struct {
+	Name        Name
+	Description string
+	// Sniff scores how likely head, the first bytes of the input (up to
+	// SniffSize), is in this format: 0 means no; a more specific match
+	// scores higher. The highest score wins detection.
+	Sniff func(head []byte) int
+	// Read parses the whole input. name is used in error messages only.
+	Read func(r io.Reader, name string) (compact.Transcript, error)
+	// Write emits t in this format; nil when the format has no writer.
+	Write func(w io.Writer, t compact.Transcript) error
+}
+
+// SniffSize is how many leading bytes detection looks at.
+const SniffSize = 1 << 20
+
+// ErrUnknownFormat is returned (wrapped) when no format recognises the input.
+var ErrUnknownFormat = errors.New("unrecognised transcript format")
+
+// ErrNoWriter is returned (wrapped) when a format cannot be written.
+var ErrNoWriter = errors.New("format has no writer")
+
+// registry holds every known format. Each reader's file registers its
+// formats from an init function; detection picks the highest Sniff score, so
+// registration order only breaks ties.
+var registry []Format
+
+func register(f Format) { registry = append(registry, f) }
+
+// Formats returns every known format, in detection order.
+func Formats() []Format {
+	return append([]Format(nil), registry...)
+}
+
+// Lookup returns the format called name.
+func Lookup(name Name) (Format, bool) {
+	for _, f := range registry {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+// Detect returns the format of the input whose first bytes are head.
+func Detect(head []byte) (Format, error) {
+	var best Format
+	bestScore := 0
+	for _, f := range registry {
+		if f.Sniff == nil {
+			continue
+		}
+		if s := f.Sniff(head); s > bestScore {
+			best, bestScore = f, s
+		}
+	}
+	if bestScore == 0 {
+		return Format{}, fmt.Errorf("%w (tried %s)", ErrUnknownFormat, triedNames())
+	}
+	return best, nil
+}
+
+func triedNames() string {
+	names := make([]string, 0, len(registry))
+	for _, f := range registry {
+		names = append(names, string(f.Name))
+	}
+	return strings.Join(names, ", ")
+}
+
+// Read detects the format of r and reads it. as, when not empty, overrides
+// detection. name labels errors (a file name, or "<stdin>").
+func Read(r io.Reader, name string, as Name) (compact.Transcript, error) {
+	br := bufio.NewReaderSize(r, SniffSize)
+	f, ok := Lookup(as)
+	if as != "" && !ok {
+		return compact.Transcript{}, fmt.Errorf("%s: %w %q (known: %s)", name, ErrUnknownFormat, as, triedNames())
+	}
+	if as == "" {
+		head, err := br.Peek(SniffSize)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(bytes.TrimSpace(head)) == 0 {
+			return compact.Transcript{}, &Error{File: name, Msg: "empty input, expected a transcript"}
+		}
+		if f, err = Detect(head); err != nil {
+			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	t, err := f.Read(br, name)
+	if err != nil {
+		return t, err
+	}
+	t.Format = string(f.Name)
+	return t, nil
+}
+
+// Write emits t in the format called to.
+func Write(w io.Writer, t compact.Transcript, to Name) error {
+	f, ok := Lookup(to)
+	if !ok {
+		return fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, to, triedNames())
+	}
+	if f.Write == nil {
+		return fmt.Errorf("%s: %w", to, ErrNoWriter)
+	}
+	return f.Write(w, t)
+}
+
+// Convert reads r (detecting its format) and writes it to w in format to.
+func Convert(w io.Writer, r io.Reader, name string, to Name) error {
+	t, err := Read(r, name, "")
+	if err != nil {
+		return err
+	}
+	return Write(w, t, to)
+}
+
+// Error is a malformed-input error: which file, where, and what was
+// expected.
+type Error struct {
+	File   string
+	Format Name
+	Line   int   // 1-based line, for line-oriented formats; 0 when unknown
+	Offset int64 // byte offset, for JSON documents; -1 when unknown
+	Msg    string
+	Err    error // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	switch {
+	case e.Line > 0:
+		fmt.Fprintf(&b, ":%d", e.Line)
+	case e.Offset > 0:
+		fmt.Fprintf(&b, ": byte %d", e.Offset)
+	}
+	if e.Format != "" {
+		fmt.Fprintf(&b, ": %s", e.Format)
+	}
+	b.WriteString(": " + e.Msg)
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }

@@ -1,0 +1,258 @@
+// Package compact is the vocabulary of the compact toolkit: transcripts,
+// messages, tool calls, handoffs and compaction records.
+//
+// It has no dependencies beyond the standard library. Every other package
+// (format, tokens, redact, fallback, compactor, checkpoint) speaks these
+// types, so a transcript read from a Claude Code session can be counted,
+// redacted, compacted and checkpointed without conversions in between.
+package compact
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+	"strings"
+)
+
+// Role is who speaks a message. The constants cover the roles every format
+// maps onto; a format's own role that has no equivalent is kept as is.
+type Role string
+
+// Roles of a conversation.
+const (
+	RoleSystem    Role = "system"
+	RoleDeveloper Role = "developer" // OpenAI's successor of system for reasoning models
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // a tool's answer, in formats that give it its own message
+)
+
+// PartType says what a content part holds.
+type PartType string
+
+// Part types, in the order a format may interleave them within a message.
+const (
+	PartText       PartType = "text"
+	PartImage      PartType = "image"
+	PartThinking   PartType = "thinking" // reasoning the model showed (or summarised)
+	PartToolCall   PartType = "tool_call"
+	PartToolResult PartType = "tool_result"
+)
+
+// Part is one piece of a message's content. Which fields are set depends on
+// Type: Text for text, thinking and tool results; Image for images; ToolCall
+// for tool calls; CallID (and IsError) for tool results.
+type Part struct {
+	Type     PartType  `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	Image    *Image    `json:"image,omitempty"`
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	// CallID is the id of the tool call a tool-result part answers.
+	CallID string `json:"call_id,omitempty"`
+	// IsError marks a tool result the tool reported as failed.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// Image references an image in a message: by URL, or inline as base64 data.
+type Image struct {
+	URL       string `json:"url,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"` // base64, when the source carried the bytes inline
+}
+
+// ToolCall is one call an assistant message makes.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the call's input as JSON. Formats that carry arguments as a
+	// JSON-encoded string (OpenAI) are decoded into it; a string that is not
+	// valid JSON is kept as a JSON string value.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Message is one turn of a transcript.
+//
+// Source keeps the records the message was read from, so a writer can emit an
+// unchanged message byte for byte (see Message.Unchanged).
+type Message struct {
+	// ID is stable across reads of the same file: the source's own id where it
+	// has one (a uuid, an API message id), otherwise derived from the content
+	// and position by the reader.
+	ID    string `json:"id"`
+	Role  Role   `json:"role"`
+	Name  string `json:"name,omitempty"`
+	Parts []Part `json:"parts,omitempty"`
+	// ToolCallIDs lists the calls a tool-role message answers: OpenAI's
+	// tool_call_id (one), SWE-agent's tool_call_ids (a list). Formats that put
+	// results inside content parts (Anthropic, Gemini) use Part.CallID instead.
+	ToolCallIDs []string `json:"tool_call_ids,omitempty"`
+	// Synthetic marks a message that rides in the user role but was written by
+	// the agent's harness, not the person: injected reminders, environment
+	// context, command caveats. It is never taken for a user's ask.
+	Synthetic bool `json:"synthetic,omitempty"`
+	// Summary marks a message that summarises earlier turns: a compact handoff
+	// or an agent's own compaction summary (Claude Code isCompactSummary,
+	// Codex compacted).
+	Summary bool   `json:"summary,omitempty"`
+	Source  Source `json:"source,omitzero"`
+}
+
+// Source is where a message came from.
+type Source struct {
+	Format string `json:"format,omitempty"`
+	// Records holds the source records exactly as read: one for most formats,
+	// several where one message was split over records (Claude Code writes one
+	// line per content block of an API message).
+	Records []json.RawMessage `json:"records,omitempty"`
+	// Fingerprint is the message's Fingerprint when it was read. A writer may
+	// emit Records verbatim only while the two still agree.
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// Text returns the message's text parts joined by newlines: what a person
+// would read as the message. Thinking, tool calls and results are left out.
+func (m Message) Text() string {
+	return m.joinParts(PartText)
+}
+
+// ResultText returns the text of the message's tool-result parts, or of its
+// text parts when it is a tool-role message that answers by ToolCallIDs.
+func (m Message) ResultText() string {
+	if s := m.joinParts(PartToolResult); s != "" {
+		return s
+	}
+	if len(m.ToolCallIDs) > 0 {
+		return m.Text()
+	}
+	return ""
+}
+
+func (m Message) joinParts(t PartType) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Type != t || p.Text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// ToolCalls returns the calls the message makes, in order.
+func (m Message) ToolCalls() []ToolCall {
+	var calls []ToolCall
+	for _, p := range m.Parts {
+		if p.Type == PartToolCall && p.ToolCall != nil {
+			calls = append(calls, *p.ToolCall)
+		}
+	}
+	return calls
+}
+
+// ResultIDs returns the ids of the calls the message answers: its
+// ToolCallIDs and the CallID of each tool-result part, in order, without
+// repeats.
+func (m Message) ResultIDs() []string {
+	var ids []string
+	seen := func(id string) bool {
+		for _, x := range ids {
+			if x == id {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range m.ToolCallIDs {
+		if !seen(id) {
+			ids = append(ids, id)
+		}
+	}
+	for _, p := range m.Parts {
+		if p.Type == PartToolResult && !seen(p.CallID) {
+			ids = append(ids, p.CallID)
+		}
+	}
+	return ids
+}
+
+// IsToolResult reports whether the message carries tool results rather than
+// something a person or the model said.
+func (m Message) IsToolResult() bool {
+	if m.Role == RoleTool || len(m.ToolCallIDs) > 0 {
+		return true
+	}
+	for _, p := range m.Parts {
+		if p.Type == PartToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+// IsUserAsk reports whether the message is something the person asked: a
+// user-role message with text that is neither a tool result, nor injected by
+// the harness, nor a summary.
+func (m Message) IsUserAsk() bool {
+	return m.Role == RoleUser && !m.Synthetic && !m.Summary && !m.IsToolResult() &&
+		strings.TrimSpace(m.Text()) != ""
+}
+
+// Fingerprint returns a hash of the message's content: role, name, parts,
+// answered call ids and flags, but not its ID or Source. Two messages with the
+// same fingerprint say the same thing.
+func (m Message) Fingerprint() string {
+	h := sha256.New()
+	m.writeContent(h)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// Unchanged reports whether the message still holds what it was read with,
+// so its Source.Records may be written back verbatim.
+func (m Message) Unchanged() bool {
+	return len(m.Source.Records) > 0 && m.Source.Fingerprint != "" &&
+		m.Source.Fingerprint == m.Fingerprint()
+}
+
+// writeContent feeds the content fields to h with length prefixes, so that
+// no two different messages produce the same byte stream.
+func (m Message) writeContent(h hash.Hash) {
+	var n [8]byte
+	str := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	flag := func(b bool) {
+		if b {
+			str("1")
+		} else {
+			str("0")
+		}
+	}
+	str(string(m.Role))
+	str(m.Name)
+	flag(m.Synthetic)
+	flag(m.Summary)
+	str(strings.Join(m.ToolCallIDs, "\x00"))
+	for _, p := range m.Parts {
+		str(string(p.Type))
+		str(p.Text)
+		str(p.CallID)
+		flag(p.IsError)
+		if p.Image != nil {
+			str(p.Image.URL)
+			str(p.Image.MediaType)
+			str(p.Image.Data)
+		}
+		if p.ToolCall != nil {
+			str(p.ToolCall.ID)
+			str(p.ToolCall.Name)
+			str(string(p.ToolCall.Arguments))
+		}
+	}
+}
