@@ -68,3 +68,267 @@ func jsonError(file string, f Name, line int, err error, expected string) error 
 	}
 	return e
 }
+
+// jsonErrorAt is jsonError for a value that starts base bytes into a JSON
+// document: offsets inside the value are turned into offsets in the file.
+func jsonErrorAt(file string, f Name, base int64, err error, expected string) error {
+	e := jsonError(file, f, 0, err, expected).(*Error)
+	if e.Offset >= 0 {
+		e.Offset += base
+	} else {
+		e.Offset = base
+	}
+	return e
+}
+
+// utf8BOM is skipped at the start of an input: editors on Windows write it,
+// and encoding/json rejects it.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// jsonShape is what detection can see of an input's first bytes without
+// decoding all of them: whether it is one JSON array, one JSON object or JSON
+// lines, and the records at its start. Parsing is tolerant of the head
+// ending mid-value, since a head is usually a cut-off prefix.
+type jsonShape struct {
+	// kind is '[' for a JSON array, '{' for a single JSON object, 'l' for
+	// JSON lines (several values, one per line) and 0 for anything else.
+	kind byte
+	// fields are a top-level object's fields in order (kind '{', or the first
+	// line for kind 'l'); the last one may be cut off (complete false).
+	fields []jsonField
+	// items are the complete elements of a top-level array, or the complete
+	// lines of JSON lines, up to sniffItems of them.
+	items [][]byte
+}
+
+// jsonField is one field of a JSON object seen in a head.
+type jsonField struct {
+	key      string
+	value    []byte
+	complete bool
+}
+
+// sniffItems bounds how many records detection decodes: enough to see past a
+// system prompt and a first exchange, few enough to stay fast.
+const sniffItems = 24
+
+// shapeOf describes head. It never fails: an input it cannot make sense of
+// has kind 0.
+func shapeOf(head []byte) jsonShape {
+	head = bytes.TrimPrefix(head, utf8BOM)
+	i := skipSpace(head, 0)
+	if i >= len(head) {
+		return jsonShape{}
+	}
+	switch head[i] {
+	case '[':
+		return jsonShape{kind: '[', items: arrayItems(head[i:], sniffItems)}
+	case '{':
+		end := skipValue(head, i)
+		if end > 0 {
+			if rest := skipSpace(head, end); rest < len(head) && head[rest] == '{' &&
+				bytes.IndexByte(head[end:rest], '\n') >= 0 {
+				return jsonShape{kind: 'l', fields: objectFields(head[i:end]), items: jsonLines(head[i:], sniffItems)}
+			}
+		}
+		return jsonShape{kind: '{', fields: objectFields(head[i:])}
+	}
+	return jsonShape{}
+}
+
+// field returns the value of the field called key, and whether it was seen.
+func (s jsonShape) field(key string) (jsonField, bool) {
+	for _, f := range s.fields {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return jsonField{}, false
+}
+
+// jsonLines returns up to max complete, valid JSON lines of b.
+func jsonLines(b []byte, max int) [][]byte {
+	var out [][]byte
+	for len(b) > 0 && len(out) < max {
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			if json.Valid(b) {
+				out = append(out, b)
+			}
+			break
+		}
+		if line := bytes.TrimSpace(b[:nl]); len(line) > 0 && json.Valid(line) {
+			out = append(out, line)
+		}
+		b = b[nl+1:]
+	}
+	return out
+}
+
+// objectFields returns the fields of the JSON object at the start of b, as
+// far as b goes.
+func objectFields(b []byte) []jsonField {
+	var out []jsonField
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return out
+		}
+		end := skipString(b, i)
+		if end < 0 {
+			return out
+		}
+		key, ok := unquote(b[i:end])
+		if !ok {
+			return out
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return out
+		}
+		start := skipSpace(b, i+1)
+		end = skipValue(b, start)
+		if end < 0 {
+			if start < len(b) {
+				out = append(out, jsonField{key: key, value: b[start:]})
+			}
+			return out
+		}
+		out = append(out, jsonField{key: key, value: b[start:end], complete: true})
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ',' {
+			return out
+		}
+		i++
+	}
+}
+
+// arrayItems returns up to max complete elements of the JSON array at the
+// start of b.
+func arrayItems(b []byte, max int) [][]byte {
+	var out [][]byte
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil
+	}
+	i++
+	for len(out) < max {
+		start := skipSpace(b, i)
+		if start >= len(b) || b[start] == ']' {
+			return out
+		}
+		end := skipValue(b, start)
+		if end < 0 {
+			return out
+		}
+		out = append(out, b[start:end])
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ',' {
+			return out
+		}
+		i++
+	}
+	return out
+}
+
+func unquote(b []byte) (string, bool) {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b[1 : len(b)-1]), true
+	}
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value starting at b[i]
+// (after any spaces), or -1 when the value is cut off by the end of b or is
+// not JSON. It checks only enough structure to find the value's end.
+func skipValue(b []byte, i int) int {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end := skipString(b, i)
+				if end < 0 {
+					return -1
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	case '}', ']', ',', ':':
+		return -1
+	}
+	j := i
+	for j < len(b) && !isJSONDelim(b[j]) {
+		j++
+	}
+	if j == len(b) { // a scalar running into the end may be cut off
+		return -1
+	}
+	return j
+}
+
+// skipString returns the index just past the JSON string starting at b[i],
+// or -1 when it is cut off.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+func isJSONDelim(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', ']', '}', ':':
+		return true
+	}
+	return false
+}
+
+// objectKeys decodes the top-level keys of a complete JSON object (a sniffed
+// record) with their raw values, or returns nil when b is not an object.
+func objectKeys(b []byte) map[string]json.RawMessage {
+	if i := skipSpace(b, 0); i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
