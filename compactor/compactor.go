@@ -1,0 +1,326 @@
+package compactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/redact"
+	"github.com/compactkit/compact/tokens"
+)
+
+// Compactor compacts transcripts. It is safe for concurrent use. Keep one
+// for the life of an agent loop: its LLM summarizer's circuit breaker then
+// remembers a failing provider across compactions.
+type Compactor struct {
+	cfg      Config
+	counter  Counter
+	redactor *redact.Redactor
+	primary  Summarizer // nil: the fallback is the only summarizer
+	fallback Summarizer
+}
+
+// New returns a Compactor configured by cfg, zero fields set to their
+// defaults (see DefaultConfig).
+func New(cfg Config) (*Compactor, error) {
+	cfg.fill()
+	st, err := ParseStrategy(string(cfg.Strategy))
+	if err != nil {
+		return nil, fmt.Errorf("compactor: %w", err)
+	}
+	cfg.Strategy = st
+	if cfg.Threshold > 1 {
+		return nil, fmt.Errorf("compactor: threshold %g is above 1 (it is a share of the usable window)", cfg.Threshold)
+	}
+	if cfg.Window <= 0 {
+		return nil, fmt.Errorf("compactor: window %d tokens; set Window or a known Model", cfg.Window)
+	}
+	c := &Compactor{cfg: cfg, counter: cfg.Counter, redactor: cfg.Redactor}
+	if c.counter == nil {
+		tc, err := tokens.ForModel(cfg.Model)
+		if err != nil {
+			return nil, fmt.Errorf("compactor: token counter for %q: %w", cfg.Model, err)
+		}
+		c.counter = tc
+	}
+	if c.redactor == nil {
+		if c.redactor, err = redact.New(redact.Config{}); err != nil {
+			return nil, fmt.Errorf("compactor: redactor: %w", err)
+		}
+	}
+	c.fallback = Fallback{Redactor: c.redactor}
+	switch {
+	case st == StrategyFallback || st == StrategyPrune:
+	case cfg.Summarizer != nil:
+		c.primary = cfg.Summarizer
+	case st == StrategyLLM && !cfg.LLM.configured():
+		return nil, errors.New("compactor: the llm strategy needs an API key or a base URL (LLMConfig)")
+	case cfg.LLM.configured():
+		if c.primary, err = NewLLM(cfg.LLM); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Config returns the configuration in use, defaults filled in.
+func (c *Compactor) Config() Config { return c.cfg }
+
+// Result is the outcome of a compaction.
+type Result struct {
+	// Transcript is the compacted transcript, or the input itself when
+	// nothing was done. Kept messages share memory with the input: Clone
+	// before changing them in place.
+	Transcript compact.Transcript
+	// Record says what was done; Record.Method is MethodNone when nothing
+	// changed, with Record.Reason saying why.
+	Record compact.Compaction
+	// Handoff is the handoff that replaced the dropped messages; nil for
+	// MethodNone and MethodPrune.
+	Handoff *compact.Handoff
+	// Plan is the cut that was planned.
+	Plan Plan
+	// Ineffective is true when the compaction saves (or would save) less
+	// than 10% of the tokens. Without Force such a compaction is not done
+	// at all, so an agent loop calling Compact again does not churn.
+	Ineffective bool
+}
+
+// Changed reports whether the transcript was changed.
+func (r *Result) Changed() bool { return r.Record.Method != compact.MethodNone }
+
+// Plan returns the cut Compact would make of t, without doing it.
+func (c *Compactor) Plan(t compact.Transcript) Plan {
+	return c.cfg.plan(newLayout(&t, c.counter))
+}
+
+// run is the state of one Compact call.
+type run struct {
+	c       *Compactor
+	t       *compact.Transcript
+	l       *layout
+	plan    Plan
+	rec     compact.Compaction
+	em      *emitter
+	secrets *secrets
+}
+
+// Compact compacts t when the policy says so (always with Force) and
+// returns the result with its record. t is never modified.
+//
+// Nothing to do is not an error: the result then holds t unchanged, Method
+// none and a Reason. An error means the compaction was abandoned, and the
+// result again holds t unchanged: the context was cancelled, the summary
+// failed with AbortOnSummaryFailure (errors.Is ErrSummaryFailed), or the
+// result failed validation (ErrInvalidResult). Error messages and log
+// records never quote the dropped middle.
+func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, error) {
+	start := c.cfg.Now()
+	r := &run{c: c, t: &t}
+	r.em = &emitter{start: start, now: c.cfg.Now, observer: c.cfg.Observer, logger: c.cfg.Logger, sanitize: r.sanitize}
+	r.rec = compact.Compaction{At: start, Method: compact.MethodNone}
+	if err := ctx.Err(); err != nil {
+		return r.unchanged("cancelled"), err
+	}
+	r.l = newLayout(&t, c.counter)
+	r.plan = c.cfg.plan(r.l)
+	r.rec.SourceHash = t.Hash()
+	r.rec.TokensBefore, r.rec.TokensAfter = r.plan.Tokens, r.plan.Tokens
+	r.rec.DroppedFrom, r.rec.DroppedTo = r.plan.HeadEnd, r.plan.HeadEnd
+	if r.plan.Reason != "" {
+		return r.skip(r.plan.Reason, false), nil
+	}
+	if c.cfg.Strategy == StrategyPrune {
+		return r.prune(ctx)
+	}
+	est := r.plan.DroppedTokens() - min(c.cfg.HandoffTokens, r.plan.DroppedTokens()) - 100
+	if !c.cfg.Force && float64(est) < minSavings*float64(r.plan.Tokens) {
+		return r.skip(fmt.Sprintf("ineffective: dropping %d messages would save about %d of %d tokens (under %.0f%%)",
+			r.plan.Dropped(), max(est, 0), r.plan.Tokens, minSavings*100), true), nil
+	}
+	r.em.emit(Event{Kind: EventPlanned, Plan: &r.plan, Duration: c.cfg.Now().Sub(start)})
+	return r.summarizeAndAssemble(ctx)
+}
+
+func (r *run) unchanged(reason string) Result {
+	r.rec.Reason = reason
+	r.rec.TokensAfter = r.rec.TokensBefore
+	r.rec.DroppedFrom, r.rec.DroppedTo, r.rec.DroppedIDs = r.plan.HeadEnd, r.plan.HeadEnd, nil
+	r.rec.Method = compact.MethodNone
+	r.rec.Duration = r.c.cfg.Now().Sub(r.rec.At)
+	return Result{Transcript: *r.t, Record: r.rec, Plan: r.plan}
+}
+
+func (r *run) skip(reason string, ineffective bool) Result {
+	res := r.unchanged(reason)
+	res.Ineffective = ineffective
+	r.em.emit(Event{Kind: EventSkipped, Plan: &r.plan, Reason: reason})
+	r.em.emit(Event{Kind: EventDone, Method: compact.MethodNone, TokensBefore: r.rec.TokensBefore,
+		TokensAfter: r.rec.TokensAfter, Duration: res.Record.Duration, Reason: reason})
+	return res
+}
+
+func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
+	c, p := r.c, &r.plan
+	digests := keptDigests(r.t.Messages, p)
+	t0 := c.cfg.Now()
+	window := r.t.Messages[p.HeadEnd:p.TailStart]
+	red, found := c.redactor.Transcript(compact.Transcript{Messages: window})
+	r.secrets = secretValues(window, found)
+	input, st := c.cfg.Prune.prune(red.Messages, c.counter.Text)
+	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
+
+	sum, err := r.summarize(ctx, input)
+	if err != nil {
+		return r.unchanged(r.rec.Reason), err
+	}
+	h, masked := secureHandoff(sum.Handoff, r.secrets, c.redactor)
+	if masked > 0 {
+		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("masked secrets in %d handoff fields", masked))
+	}
+	msg := h.Message()
+	msg.ID = "compact-handoff-" + r.rec.SourceHash[:16]
+	out, origin := assemble(r.t, p, nil, &msg)
+	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, msg.Text(), r.secrets, c.redactor); err != nil {
+		return r.unchanged("validation failed"), err
+	}
+	r.rec.Method = sum.Method
+	r.rec.DroppedFrom, r.rec.DroppedTo = p.HeadEnd, p.TailStart
+	pinned := map[int]bool{}
+	for _, i := range p.Pinned {
+		pinned[i] = true
+	}
+	for i := p.HeadEnd; i < p.TailStart; i++ {
+		if !pinned[i] {
+			r.rec.DroppedIDs = append(r.rec.DroppedIDs, r.t.Messages[i].ID)
+		}
+	}
+	r.rec.TokensAfter = r.rec.TokensBefore - p.DroppedTokens() + c.counter.Message(msg)
+	res := r.finish(out)
+	res.Handoff = &h
+	return res, nil
+}
+
+// summarize runs the primary summarizer, then the fallback where the
+// primary is missing or failed.
+func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, error) {
+	c := r.c
+	req := Request{Window: input, Focus: c.cfg.Focus, MaxTokens: c.cfg.HandoffTokens, Count: c.counter.Text, Notify: r.em.emit}
+	if c.primary != nil {
+		t0 := c.cfg.Now()
+		sum, err := c.primary.Summarize(ctx, req)
+		r.rec.LLMAttempts, r.rec.Model = sum.Attempts, sum.Model
+		if err == nil {
+			if sum.Method == "" {
+				sum.Method = compact.MethodLLM
+			}
+			return sum, nil
+		}
+		if ctx.Err() != nil {
+			r.rec.Reason = "cancelled"
+			return sum, ctx.Err()
+		}
+		err = r.sanitize(fmt.Errorf("%w: %w", ErrSummaryFailed, err))
+		if c.cfg.AbortOnSummaryFailure {
+			r.rec.Reason = err.Error()
+			return sum, err
+		}
+		r.rec.Reason = "the LLM summary failed, used the deterministic fallback: " + err.Error()
+		r.rec.Warnings = append(r.rec.Warnings, r.rec.Reason)
+		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: r.rec.Reason, Duration: c.cfg.Now().Sub(t0)})
+	} else if c.cfg.Strategy == StrategyAuto {
+		r.rec.Reason = "no LLM configured: used the deterministic fallback"
+	}
+	r.em.emit(Event{Kind: EventSummarizing, Attempt: 1, Chunk: 1, Chunks: 1})
+	sum, err := c.fallback.Summarize(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.rec.Reason = "cancelled"
+			return sum, ctx.Err()
+		}
+		err = r.sanitize(fmt.Errorf("%w: fallback: %w", ErrSummaryFailed, err))
+		r.rec.Reason = err.Error()
+		return sum, err
+	}
+	return sum, nil
+}
+
+// finish fills the record's closing fields, adds the size warnings and
+// emits done.
+func (r *run) finish(out compact.Transcript) Result {
+	c := r.c
+	res := Result{Transcript: out, Plan: r.plan}
+	if r.rec.TokensAfter > r.plan.Target {
+		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("over target: %d tokens after compaction, target %d",
+			r.rec.TokensAfter, r.plan.Target))
+	}
+	res.Record = r.rec
+	if res.Record.Saved() < minSavings {
+		res.Ineffective = true
+		res.Record.Warnings = append(res.Record.Warnings, fmt.Sprintf("ineffective: saved %.1f%% of the tokens (under %.0f%%)",
+			100*res.Record.Saved(), minSavings*100))
+	}
+	res.Record.Duration = c.cfg.Now().Sub(r.rec.At)
+	r.em.emit(Event{Kind: EventDone, Method: res.Record.Method, TokensBefore: res.Record.TokensBefore,
+		TokensAfter: res.Record.TokensAfter, Duration: res.Record.Duration, Reason: res.Record.Reason})
+	return res
+}
+
+// prune masks the middle in place (StrategyPrune).
+func (r *run) prune(ctx context.Context) (Result, error) {
+	c := r.c
+	p := r.plan
+	p.Pinned, p.PinnedTokens = nil, 0
+	r.plan = p
+	digests := keptDigests(r.t.Messages, &p)
+	t0 := c.cfg.Now()
+	window := r.t.Messages[p.HeadEnd:p.TailStart]
+	middle, st := c.cfg.Prune.prune(window, c.counter.Text)
+	after := r.rec.TokensBefore
+	for _, k := range st.Changed {
+		after += c.counter.Message(middle[k]) - r.l.counts[p.HeadEnd+k]
+	}
+	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
+	if st.total() == 0 {
+		return r.skip("nothing to prune: no tool output or image in the middle is long, repeated or an image", false), nil
+	}
+	saved := float64(r.rec.TokensBefore-after) / float64(max(r.rec.TokensBefore, 1))
+	if !c.cfg.Force && saved < minSavings {
+		return r.skip(fmt.Sprintf("ineffective: pruning would save %.1f%% of the tokens (under %.0f%%)", 100*saved, minSavings*100), true), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return r.unchanged("cancelled"), err
+	}
+	out, origin := assemble(r.t, &p, middle, nil)
+	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, "", nil, c.redactor); err != nil {
+		return r.unchanged("validation failed"), err
+	}
+	r.rec.Method = compact.MethodPrune
+	r.rec.TokensAfter = after
+	r.rec.Reason = fmt.Sprintf("masked %d tool outputs (%d deduplicated, %d shortened) and %d images in messages %d to %d",
+		st.Deduped+st.Shortened, st.Deduped, st.Shortened, st.Images, p.HeadEnd, p.TailStart)
+	return r.finish(out), nil
+}
+
+// sanitize masks secrets in an error's message, keeping it unwrappable:
+// the middle's secrets by value, then whatever the redactor finds.
+func (r *run) sanitize(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := r.c.redactor.String(r.secrets.mask(msg))
+	if clean == msg {
+		return err
+	}
+	return &maskedError{msg: clean, err: err}
+}
+
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }

@@ -1,0 +1,34 @@
+// Package compactor decides when a transcript needs compacting and compacts
+// it without ever breaking the session: the head (system messages and the
+// first exchange) and a recent tail stay byte for byte, and the middle is
+// replaced by one handoff message written by an LLM or built
+// deterministically by package fallback.
+//
+// One compaction runs in steps, each reported to an Observer and to slog:
+//
+//  1. Policy: compact when the transcript reaches Threshold × (window −
+//     output reserve), or always with Force. Below that, or when the
+//     protected head and tail leave nothing worth dropping, the transcript is
+//     returned unchanged with a reason.
+//  2. Plan: the cut protects the head, pins system notes and the latest user
+//     ask found in the middle, and keeps a tail by token budget. A cut never
+//     separates a tool call from its results, and never leaves an earlier
+//     handoff outside the dropped middle, so handoffs fold instead of
+//     nesting.
+//  3. Redact and prune the middle: secrets are masked before anything is
+//     summarized; duplicate tool outputs are dropped, long ones shortened
+//     to their first and last lines, images replaced by a placeholder.
+//  4. Summarize: an OpenAI-compatible LLM (with retries, timeouts and a
+//     circuit breaker), or the deterministic fallback. An LLM failure falls
+//     back to the deterministic handoff unless AbortOnSummaryFailure is set.
+//  5. Assemble head + pinned messages + handoff + tail, validate it (tool
+//     pairs, byte-identical head and tail, no secret from the middle in the
+//     handoff, the target size) and return it with its compact.Compaction
+//     record.
+//
+// The Prune strategy skips summarizing: it masks old tool outputs in place,
+// the observation masking that halves the cost of SWE-bench-style agents.
+//
+// The package never reads the environment: callers pass API keys and base
+// URLs in LLMConfig.
+package compactor

@@ -1,0 +1,242 @@
+package compactor
+
+import (
+	"fmt"
+
+	"github.com/compactkit/compact"
+)
+
+// Plan is where a compaction cuts a transcript. Messages [0, HeadEnd) and
+// [TailStart, len) stay verbatim; of the middle [HeadEnd, TailStart) the
+// Pinned messages stay verbatim too, ahead of the handoff, and the rest is
+// dropped and summarized.
+type Plan struct {
+	// Tokens is the transcript's size; Trigger the size that triggers a
+	// compaction; Target the size the result should fit in; TailBudget the
+	// tokens the verbatim tail may hold.
+	Tokens     int `json:"tokens"`
+	Trigger    int `json:"trigger"`
+	Target     int `json:"target"`
+	TailBudget int `json:"tail_budget"`
+
+	HeadEnd   int `json:"head_end"`
+	TailStart int `json:"tail_start"`
+	// Pinned lists the messages of the middle kept verbatim, ascending:
+	// system notes and the latest user ask, when they fall in the middle.
+	Pinned []int `json:"pinned,omitempty"`
+
+	HeadTokens   int `json:"head_tokens"`
+	WindowTokens int `json:"window_tokens"` // the whole middle, pinned messages included
+	PinnedTokens int `json:"pinned_tokens"`
+	TailTokens   int `json:"tail_tokens"`
+
+	// Reason says why nothing will be compacted; empty when the plan drops
+	// something.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Dropped returns how many messages the plan drops.
+func (p *Plan) Dropped() int {
+	return p.TailStart - p.HeadEnd - len(p.Pinned)
+}
+
+// DroppedTokens returns the tokens of the dropped messages.
+func (p *Plan) DroppedTokens() int {
+	return p.WindowTokens - p.PinnedTokens
+}
+
+// layout is what planning needs to know of a transcript, computed once.
+type layout struct {
+	msgs   []compact.Message
+	counts []int // tokens per message
+	base   int   // tokens outside the messages: tool definitions, priming
+	total  int
+	// blocked[p] is true when a cut before message p would separate a tool
+	// call from one of its results.
+	blocked []bool
+	// grouped[i] is true when message i makes or answers a call.
+	grouped []bool
+	orphans []compact.Orphan
+}
+
+func newLayout(t *compact.Transcript, counter Counter) *layout {
+	n := len(t.Messages)
+	l := &layout{msgs: t.Messages, counts: make([]int, n), blocked: make([]bool, n+1), grouped: make([]bool, n)}
+	l.base = counter.Transcript(compact.Transcript{Tools: t.Tools})
+	l.total = l.base
+	for i := range t.Messages {
+		l.counts[i] = counter.Message(t.Messages[i])
+		l.total += l.counts[i]
+	}
+	// A difference array marks every cut inside (Call, End] of a group in
+	// one pass, however groups interleave (parallel calls answered out of
+	// order).
+	diff := make([]int, n+2)
+	for _, g := range t.ToolGroups() {
+		l.grouped[g.Call] = true
+		for _, r := range g.Results {
+			l.grouped[r] = true
+		}
+		if end := g.End(); end > g.Call {
+			diff[g.Call+1]++
+			diff[end+1]--
+		}
+	}
+	l.orphans = t.Orphans()
+	for _, o := range l.orphans {
+		if o.Kind == compact.OrphanResult {
+			l.grouped[o.Index] = true
+		}
+	}
+	run := 0
+	for p := 0; p <= n; p++ {
+		run += diff[p]
+		l.blocked[p] = run > 0
+	}
+	return l
+}
+
+func (l *layout) sum(from, to int) int {
+	s := 0
+	for i := from; i < to; i++ {
+		s += l.counts[i]
+	}
+	return s
+}
+
+func isSystem(m *compact.Message) bool {
+	return m.Role == compact.RoleSystem || m.Role == compact.RoleDeveloper
+}
+
+// plan decides whether and where to cut. It never fails: when nothing can
+// be dropped, the returned plan has an empty middle and a Reason.
+func (cfg *Config) plan(l *layout) Plan {
+	n := len(l.msgs)
+	p := Plan{Tokens: l.total, Target: cfg.TargetTokens}
+	p.Trigger = cfg.TriggerTokens
+	if p.Trigger <= 0 {
+		p.Trigger = int(cfg.Threshold * float64(cfg.Window-cfg.OutputReserve))
+	}
+	budgetBase := p.Trigger
+	if cfg.Force && l.total < budgetBase {
+		budgetBase = l.total
+	}
+	p.TailBudget = cfg.KeepTailTokens
+	if p.TailBudget <= 0 {
+		p.TailBudget = int(defaultTailShare * float64(budgetBase))
+	}
+
+	firstSummary, lastSummary := -1, -1
+	lastAssistant, latestAsk := -1, -1
+	for i := range l.msgs {
+		m := &l.msgs[i]
+		if m.Summary {
+			if firstSummary < 0 {
+				firstSummary = i
+			}
+			lastSummary = i
+		}
+		if m.Role == compact.RoleAssistant {
+			lastAssistant = i
+		}
+		if m.IsUserAsk() {
+			latestAsk = i
+		}
+	}
+
+	p.HeadEnd = cfg.headEnd(l, firstSummary)
+	p.HeadTokens = l.sum(0, p.HeadEnd)
+	// The tail must leave room for the head and the handoff within the
+	// target; the minimum message count still wins over the budget.
+	if room := p.Target - l.base - p.HeadTokens - cfg.HandoffTokens; room < p.TailBudget {
+		p.TailBudget = max(room, 0)
+	}
+	p.TailStart = cfg.tailStart(l, p.HeadEnd, p.TailBudget, lastAssistant, lastSummary)
+	p.TailTokens = l.sum(p.TailStart, n)
+	p.WindowTokens = l.sum(p.HeadEnd, p.TailStart)
+
+	for i := p.HeadEnd; i < p.TailStart; i++ {
+		m := &l.msgs[i]
+		if m.Summary || l.grouped[i] {
+			continue
+		}
+		if i == latestAsk || (isSystem(m) && !cfg.SummarizeSystemNotes) {
+			p.Pinned = append(p.Pinned, i)
+			p.PinnedTokens += l.counts[i]
+		}
+	}
+
+	switch {
+	case !cfg.Force && l.total < p.Trigger:
+		p.Reason = fmt.Sprintf("below the trigger: %d of %d tokens", l.total, p.Trigger)
+	case p.Dropped() <= 0:
+		p.Reason = fmt.Sprintf("nothing eligible: the protected head (%d messages) and tail (%d messages) hold all %d messages",
+			p.HeadEnd, n-p.TailStart, n)
+	}
+	if p.Reason != "" {
+		p.TailStart, p.Pinned, p.WindowTokens, p.PinnedTokens = p.HeadEnd, nil, 0, 0
+		p.TailTokens = l.sum(p.HeadEnd, n)
+	}
+	return p
+}
+
+// headEnd returns the end of the protected head: the leading system
+// messages, then KeepHead exchanges, an exchange being everything up to and
+// including the next assistant message and the results of its calls. The
+// head never reaches an earlier handoff, which must be folded.
+func (cfg *Config) headEnd(l *layout, firstSummary int) int {
+	n := len(l.msgs)
+	i := 0
+	for i < n && isSystem(&l.msgs[i]) {
+		i++
+	}
+	for k := 0; k < cfg.KeepHead; k++ {
+		j := i
+		for j < n && l.msgs[j].Role != compact.RoleAssistant {
+			j++
+		}
+		if j == n {
+			break
+		}
+		i = j + 1
+		for i < n && l.blocked[i] {
+			i++
+		}
+	}
+	if firstSummary >= 0 && firstSummary < i {
+		i = firstSummary
+		for i > 0 && l.blocked[i] {
+			i--
+		}
+	}
+	return i
+}
+
+// tailStart walks back from the end while the tail is under budget, then
+// extends it to MinTailMessages and the last assistant message, and to the
+// start of any tool group it would otherwise split. An earlier handoff is
+// never kept in the tail: the tail then starts after it.
+func (cfg *Config) tailStart(l *layout, headEnd, budget, lastAssistant, lastSummary int) int {
+	n := len(l.msgs)
+	start, tok := n, 0
+	for start > headEnd {
+		next := l.counts[start-1]
+		haveMin := n-start >= cfg.MinTailMessages
+		haveReply := lastAssistant < headEnd || start <= lastAssistant
+		if haveMin && haveReply && tok+next > budget {
+			break
+		}
+		start--
+		tok += next
+	}
+	for start > headEnd && l.blocked[start] {
+		start--
+	}
+	if lastSummary >= start {
+		start = lastSummary + 1
+		for start < n && l.blocked[start] {
+			start++
+		}
+	}
+	return start
+}

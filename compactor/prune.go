@@ -1,0 +1,178 @@
+package compactor
+
+import (
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact"
+)
+
+// Markers left where pruning removed something. They say what happened so
+// a model (or a person) reading the result knows the text is incomplete.
+const (
+	duplicateMarker = "[compact: duplicate tool output omitted; the same output appears again later]"
+	imageMarker     = "[compact: image omitted%s]"
+	linesMarker     = "[... compact: %d lines omitted ...]"
+	bytesMarker     = "[... compact: %d bytes omitted ...]"
+)
+
+// pruneStats counts what pruning did.
+type pruneStats struct {
+	Deduped, Shortened, Images int
+	// Changed lists the indices (into the pruned slice) of changed messages.
+	Changed []int
+}
+
+func (s pruneStats) total() int { return s.Deduped + s.Shortened + s.Images }
+
+// outputPart reports whether part j of m holds a tool's output.
+func outputPart(m *compact.Message, j int) bool {
+	p := &m.Parts[j]
+	switch p.Type {
+	case compact.PartToolResult:
+		return true
+	case compact.PartText:
+		return m.Role == compact.RoleTool || len(m.ToolCallIDs) > 0
+	}
+	return false
+}
+
+// prune returns msgs with identical tool outputs deduplicated (the latest
+// copy kept), long outputs shortened to their first and last lines, and
+// images replaced by a placeholder. msgs is not modified: changed messages
+// are cloned, unchanged ones shared.
+func (pc *PruneConfig) prune(msgs []compact.Message, count func(string) int) ([]compact.Message, pruneStats) {
+	var st pruneStats
+	out := make([]compact.Message, len(msgs))
+	copy(out, msgs)
+	latest := pc.latestCopies(msgs)
+	seed := latest.seed
+	for i := range out {
+		cloned := false
+		change := func() *compact.Message {
+			if !cloned {
+				out[i] = out[i].Clone()
+				cloned = true
+			}
+			return &out[i]
+		}
+		m := &msgs[i]
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			if p.Type == compact.PartImage {
+				desc := ""
+				if p.Image != nil && p.Image.MediaType != "" {
+					desc = " (" + p.Image.MediaType + ")"
+				}
+				change().Parts[j] = compact.Part{Type: compact.PartText, Text: fmt.Sprintf(imageMarker, desc)}
+				st.Images++
+				continue
+			}
+			if !outputPart(m, j) {
+				continue
+			}
+			if len(p.Text) >= pc.MinDuplicateBytes {
+				if last, ok := latest.at[maphash.String(seed, p.Text)]; ok && last != [2]int{i, j} &&
+					msgs[last[0]].Parts[last[1]].Text == p.Text {
+					change().Parts[j].Text = duplicateMarker
+					st.Deduped++
+					continue
+				}
+			}
+			if short, ok := pc.shorten(p.Text, count); ok {
+				change().Parts[j].Text = short
+				st.Shortened++
+			}
+		}
+		if cloned {
+			st.Changed = append(st.Changed, i)
+		}
+	}
+	return out, st
+}
+
+type copies struct {
+	seed maphash.Seed
+	at   map[uint64][2]int // hash of an output -> (message, part) of its latest copy
+}
+
+func (pc *PruneConfig) latestCopies(msgs []compact.Message) copies {
+	c := copies{seed: maphash.MakeSeed(), at: map[uint64][2]int{}}
+	for i := range msgs {
+		m := &msgs[i]
+		for j := range m.Parts {
+			if outputPart(m, j) && len(m.Parts[j].Text) >= pc.MinDuplicateBytes {
+				c.at[maphash.String(c.seed, m.Parts[j].Text)] = [2]int{i, j}
+			}
+		}
+	}
+	return c
+}
+
+// shorten cuts s to its first HeadLines and last TailLines lines with a
+// marker between, then, if lines are so long that the result is still big,
+// to its first and last bytes. ok is false when s is short enough already.
+func (pc *PruneConfig) shorten(s string, count func(string) int) (string, bool) {
+	// Every token holds at least one byte, so short strings need no count.
+	if len(s) <= pc.MinTokens || count(s) <= pc.MinTokens {
+		return s, false
+	}
+	out := s
+	if lines := strings.Count(s, "\n") + 1; lines > pc.HeadLines+pc.TailLines+1 {
+		a := nthIndex(s, '\n', pc.HeadLines)
+		b := lastNthIndex(s, '\n', pc.TailLines)
+		out = s[:a+1] + fmt.Sprintf(linesMarker, lines-pc.HeadLines-pc.TailLines) + s[b:]
+	}
+	if maxBytes := 8 * pc.MinTokens; len(out) > maxBytes {
+		out = keepEnds(out, maxBytes, bytesMarker)
+	}
+	return out, true
+}
+
+// nthIndex returns the index of the n-th (1-based) occurrence of c in s.
+func nthIndex(s string, c byte, n int) int {
+	i := -1
+	for ; n > 0; n-- {
+		k := strings.IndexByte(s[i+1:], c)
+		if k < 0 {
+			return len(s) - 1
+		}
+		i += k + 1
+	}
+	return i
+}
+
+// lastNthIndex returns the index of the n-th occurrence of c in s counting
+// from the end.
+func lastNthIndex(s string, c byte, n int) int {
+	i := len(s)
+	for ; n > 0; n-- {
+		k := strings.LastIndexByte(s[:i], c)
+		if k < 0 {
+			return 0
+		}
+		i = k
+	}
+	return i
+}
+
+// keepEnds keeps about two thirds of maxBytes from the start of s and one
+// third from the end, on rune boundaries, with marker (a format taking the
+// omitted byte count) between.
+func keepEnds(s string, maxBytes int, marker string) string {
+	if len(s) <= maxBytes {
+		return s
+	}
+	head := maxBytes * 2 / 3
+	tail := maxBytes - head
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	from := len(s) - tail
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	return s[:head] + "\n" + fmt.Sprintf(marker, from-head) + "\n" + s[from:]
+}
