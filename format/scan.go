@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // lines reads r one line at a time, for JSONL formats. Lines may be of any
@@ -116,22 +117,22 @@ const sniffItems = 24
 // has kind 0.
 func shapeOf(head []byte) jsonShape {
 	head = bytes.TrimPrefix(head, utf8BOM)
-	i := skipSpace(head, 0)
+	i := sniffSpace(head, 0)
 	if i >= len(head) {
 		return jsonShape{}
 	}
 	switch head[i] {
 	case '[':
-		return jsonShape{kind: '[', items: arrayItems(head[i:], sniffItems)}
+		return jsonShape{kind: '[', items: sniffArray(head[i:], sniffItems)}
 	case '{':
-		end := skipValue(head, i)
+		end := sniffValue(head, i)
 		if end > 0 {
-			if rest := skipSpace(head, end); rest < len(head) && head[rest] == '{' &&
+			if rest := sniffSpace(head, end); rest < len(head) && head[rest] == '{' &&
 				bytes.IndexByte(head[end:rest], '\n') >= 0 {
-				return jsonShape{kind: 'l', fields: objectFields(head[i:end]), items: jsonLines(head[i:], sniffItems)}
+				return jsonShape{kind: 'l', fields: sniffFields(head[i:end]), items: sniffLines(head[i:], sniffItems)}
 			}
 		}
-		return jsonShape{kind: '{', fields: objectFields(head[i:])}
+		return jsonShape{kind: '{', fields: sniffFields(head[i:])}
 	}
 	return jsonShape{}
 }
@@ -146,8 +147,8 @@ func (s jsonShape) field(key string) (jsonField, bool) {
 	return jsonField{}, false
 }
 
-// jsonLines returns up to max complete, valid JSON lines of b.
-func jsonLines(b []byte, max int) [][]byte {
+// sniffLines returns up to max complete, valid JSON lines of b.
+func sniffLines(b []byte, max int) [][]byte {
 	var out [][]byte
 	for len(b) > 0 && len(out) < max {
 		nl := bytes.IndexByte(b, '\n')
@@ -165,34 +166,34 @@ func jsonLines(b []byte, max int) [][]byte {
 	return out
 }
 
-// objectFields returns the fields of the JSON object at the start of b, as
+// sniffFields returns the fields of the JSON object at the start of b, as
 // far as b goes.
-func objectFields(b []byte) []jsonField {
+func sniffFields(b []byte) []jsonField {
 	var out []jsonField
-	i := skipSpace(b, 0)
+	i := sniffSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil
 	}
 	i++
 	for {
-		i = skipSpace(b, i)
+		i = sniffSpace(b, i)
 		if i >= len(b) || b[i] != '"' {
 			return out
 		}
-		end := skipString(b, i)
+		end := sniffString(b, i)
 		if end < 0 {
 			return out
 		}
-		key, ok := unquote(b[i:end])
+		key, ok := sniffUnquote(b[i:end])
 		if !ok {
 			return out
 		}
-		i = skipSpace(b, end)
+		i = sniffSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return out
 		}
-		start := skipSpace(b, i+1)
-		end = skipValue(b, start)
+		start := sniffSpace(b, i+1)
+		end = sniffValue(b, start)
 		if end < 0 {
 			if start < len(b) {
 				out = append(out, jsonField{key: key, value: b[start:]})
@@ -200,7 +201,7 @@ func objectFields(b []byte) []jsonField {
 			return out
 		}
 		out = append(out, jsonField{key: key, value: b[start:end], complete: true})
-		i = skipSpace(b, end)
+		i = sniffSpace(b, end)
 		if i >= len(b) || b[i] != ',' {
 			return out
 		}
@@ -208,26 +209,26 @@ func objectFields(b []byte) []jsonField {
 	}
 }
 
-// arrayItems returns up to max complete elements of the JSON array at the
+// sniffArray returns up to max complete elements of the JSON array at the
 // start of b.
-func arrayItems(b []byte, max int) [][]byte {
+func sniffArray(b []byte, max int) [][]byte {
 	var out [][]byte
-	i := skipSpace(b, 0)
+	i := sniffSpace(b, 0)
 	if i >= len(b) || b[i] != '[' {
 		return nil
 	}
 	i++
 	for len(out) < max {
-		start := skipSpace(b, i)
+		start := sniffSpace(b, i)
 		if start >= len(b) || b[start] == ']' {
 			return out
 		}
-		end := skipValue(b, start)
+		end := sniffValue(b, start)
 		if end < 0 {
 			return out
 		}
 		out = append(out, b[start:end])
-		i = skipSpace(b, end)
+		i = sniffSpace(b, end)
 		if i >= len(b) || b[i] != ',' {
 			return out
 		}
@@ -236,7 +237,7 @@ func arrayItems(b []byte, max int) [][]byte {
 	return out
 }
 
-func unquote(b []byte) (string, bool) {
+func sniffUnquote(b []byte) (string, bool) {
 	if bytes.IndexByte(b, '\\') < 0 {
 		return string(b[1 : len(b)-1]), true
 	}
@@ -247,30 +248,30 @@ func unquote(b []byte) (string, bool) {
 	return s, true
 }
 
-func skipSpace(b []byte, i int) int {
+func sniffSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
 }
 
-// skipValue returns the index just past the JSON value starting at b[i]
+// sniffValue returns the index just past the JSON value starting at b[i]
 // (after any spaces), or -1 when the value is cut off by the end of b or is
 // not JSON. It checks only enough structure to find the value's end.
-func skipValue(b []byte, i int) int {
-	i = skipSpace(b, i)
+func sniffValue(b []byte, i int) int {
+	i = sniffSpace(b, i)
 	if i >= len(b) {
 		return -1
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return sniffString(b, i)
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case '"':
-				end := skipString(b, i)
+				end := sniffString(b, i)
 				if end < 0 {
 					return -1
 				}
@@ -289,7 +290,7 @@ func skipValue(b []byte, i int) int {
 		return -1
 	}
 	j := i
-	for j < len(b) && !isJSONDelim(b[j]) {
+	for j < len(b) && !sniffDelim(b[j]) {
 		j++
 	}
 	if j == len(b) { // a scalar running into the end may be cut off
@@ -298,9 +299,9 @@ func skipValue(b []byte, i int) int {
 	return j
 }
 
-// skipString returns the index just past the JSON string starting at b[i],
+// sniffString returns the index just past the JSON string starting at b[i],
 // or -1 when it is cut off.
-func skipString(b []byte, i int) int {
+func sniffString(b []byte, i int) int {
 	for j := i + 1; j < len(b); j++ {
 		switch b[j] {
 		case '\\':
@@ -312,7 +313,7 @@ func skipString(b []byte, i int) int {
 	return -1
 }
 
-func isJSONDelim(c byte) bool {
+func sniffDelim(c byte) bool {
 	switch c {
 	case ' ', '\t', '\n', '\r', ',', ']', '}', ':':
 		return true
@@ -320,10 +321,10 @@ func isJSONDelim(c byte) bool {
 	return false
 }
 
-// objectKeys decodes the top-level keys of a complete JSON object (a sniffed
+// recordKeys decodes the top-level keys of a complete JSON object (a sniffed
 // record) with their raw values, or returns nil when b is not an object.
-func objectKeys(b []byte) map[string]json.RawMessage {
-	if i := skipSpace(b, 0); i >= len(b) || b[i] != '{' {
+func recordKeys(b []byte) map[string]json.RawMessage {
+	if i := sniffSpace(b, 0); i >= len(b) || b[i] != '{' {
 		return nil
 	}
 	var m map[string]json.RawMessage
@@ -331,4 +332,180 @@ func objectKeys(b []byte) map[string]json.RawMessage {
 		return nil
 	}
 	return m
+}
+
+// jsonDoc is a JSON document read by readJSONDoc: a bare array of records, or
+// an object holding arrays of records under known keys next to other fields.
+type jsonDoc struct {
+	object bool
+	// fields are the object's fields in order. A list field streamed into
+	// items keeps its place here with a nil value.
+	fields []docField
+	// items are the records of the bare array or of the list fields, in the
+	// order read.
+	items []docItem
+}
+
+// docField is one top-level field of a JSON document.
+type docField struct {
+	key    string
+	value  json.RawMessage
+	offset int64
+}
+
+// docItem is one record of a list in a JSON document.
+type docItem struct {
+	key    string // the field holding the list; "" for a bare array
+	raw    json.RawMessage
+	offset int64 // byte offset of the record in the input
+}
+
+// readJSONDoc reads one JSON document from r, streaming the arrays under
+// listKeys (or the document itself, when it is an array) record by record,
+// so the input is held once, as the records' raw bytes. A list key holding a
+// scalar is kept as a field. expected says, for error messages, what the
+// document should be.
+func readJSONDoc(r io.Reader, file string, f Name, expected string, listKeys ...string) (jsonDoc, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 1<<16)
+	}
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	dec := json.NewDecoder(br)
+	var doc jsonDoc
+	tok, err := dec.Token()
+	switch {
+	case errors.Is(err, io.EOF):
+		return doc, &Error{File: file, Format: f, Offset: -1, Msg: "empty input, expected " + expected}
+	case err != nil:
+		return doc, jsonError(file, f, 0, err, expected)
+	}
+	switch tok {
+	case json.Delim('['):
+		if err := readList(dec, &doc, "", file, f, expected); err != nil {
+			return doc, err
+		}
+	case json.Delim('{'):
+		doc.object = true
+		if err := readObject(dec, &doc, file, f, expected, listKeys); err != nil {
+			return doc, err
+		}
+	default:
+		return doc, &Error{File: file, Format: f, Offset: -1,
+			Msg: fmt.Sprintf("expected %s, got %s", expected, describeToken(tok))}
+	}
+	at := dec.InputOffset()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return doc, &Error{File: file, Format: f, Offset: at,
+			Msg: "unexpected data after the JSON document (one document expected; JSON lines are a different format)"}
+	}
+	return doc, nil
+}
+
+func readObject(dec *json.Decoder, doc *jsonDoc, file string, f Name, expected string, listKeys []string) error {
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return docError(dec, file, f, err, expected)
+		}
+		key, _ := tok.(string)
+		off := dec.InputOffset()
+		if !slices.Contains(listKeys, key) {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return docError(dec, file, f, err, fmt.Sprintf("a value for %q", key))
+			}
+			doc.fields = append(doc.fields, docField{key: key, value: v, offset: off})
+			continue
+		}
+		tok, err = dec.Token()
+		if err != nil {
+			return docError(dec, file, f, err, fmt.Sprintf("an array for %q", key))
+		}
+		switch tok.(type) {
+		case json.Delim:
+			if tok != json.Delim('[') {
+				return &Error{File: file, Format: f, Offset: off,
+					Msg: fmt.Sprintf("field %q: expected an array, got an object", key)}
+			}
+			doc.fields = append(doc.fields, docField{key: key, offset: off})
+			if err := readList(dec, doc, key, file, f, expected); err != nil {
+				return err
+			}
+		default: // a scalar: kept for the reader to judge
+			v, _ := json.Marshal(tok)
+			doc.fields = append(doc.fields, docField{key: key, value: v, offset: off})
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return docError(dec, file, f, err, "a closing '}'")
+	}
+	return nil
+}
+
+func readList(dec *json.Decoder, doc *jsonDoc, key, file string, f Name, expected string) error {
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return docError(dec, file, f, err, expected)
+		}
+		end := dec.InputOffset()
+		doc.items = append(doc.items, docItem{key: key, raw: raw, offset: end - int64(len(raw))})
+	}
+	if _, err := dec.Token(); err != nil { // the closing bracket
+		return docError(dec, file, f, err, "a closing ']'")
+	}
+	return nil
+}
+
+// docError reports a decoding error inside a document, saying where.
+func docError(dec *json.Decoder, file string, f Name, err error, expected string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &Error{File: file, Format: f, Offset: dec.InputOffset(),
+			Msg: "truncated JSON: the input ends inside the document, expected " + expected}
+	}
+	e := jsonError(file, f, 0, err, expected).(*Error)
+	if e.Offset < 0 {
+		e.Offset = dec.InputOffset()
+	}
+	return e
+}
+
+func describeToken(tok json.Token) string {
+	switch v := tok.(type) {
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	case json.Delim:
+		return fmt.Sprintf("%q", string(v))
+	}
+	return "something else"
+}
+
+// describeJSON names the kind of JSON value raw is, for error messages.
+func describeJSON(raw []byte) string {
+	i := sniffSpace(raw, 0)
+	if i >= len(raw) {
+		return "nothing"
+	}
+	switch raw[i] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
