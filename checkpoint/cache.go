@@ -1,0 +1,114 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// Cache runs tool calls at most once per idempotency key (see Key) and
+// remembers their results, so a resumed run reuses what an earlier run did
+// instead of repeating its side effects. The zero value is an empty cache;
+// NewCache starts from a checkpoint's ToolCache. It is safe for concurrent
+// use: calls of Do with the same key wait for the one that runs.
+type Cache struct {
+	// Persist, when set, is called with each new result before Do returns
+	// it, typically to save a checkpoint holding Results, so the result is
+	// durable before anything acts on it. If Persist fails, Do returns its
+	// error; the result stays cached in memory, so the call is still not
+	// repeated by this process.
+	Persist func(ctx context.Context, key string, result json.RawMessage) error
+
+	mu       sync.Mutex
+	results  map[string]json.RawMessage
+	inflight map[string]*cacheCall
+}
+
+type cacheCall struct {
+	done   chan struct{}
+	result json.RawMessage
+	err    error
+}
+
+// NewCache returns a cache holding a copy of results (a checkpoint's
+// ToolCache).
+func NewCache(results map[string]json.RawMessage) *Cache {
+	c := &Cache{results: make(map[string]json.RawMessage, len(results))}
+	for k, v := range results {
+		c.results[k] = v
+	}
+	return c
+}
+
+// Do returns the result stored for key, or runs fn, stores its result and
+// returns it. A failed fn stores nothing, so the call runs again next time.
+// The result must be valid JSON.
+func (c *Cache) Do(ctx context.Context, key string, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	if key == "" {
+		return nil, fmt.Errorf("cache: empty idempotency key")
+	}
+	for {
+		c.mu.Lock()
+		if r, ok := c.results[key]; ok {
+			c.mu.Unlock()
+			return r, nil
+		}
+		call, running := c.inflight[key]
+		if !running {
+			break // with the lock held
+		}
+		c.mu.Unlock()
+		select {
+		case <-call.done:
+			if call.err == nil {
+				return call.result, nil
+			}
+			// The runner failed; its error is its own. Try again ourselves.
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	call := &cacheCall{done: make(chan struct{})}
+	if c.inflight == nil {
+		c.inflight = map[string]*cacheCall{}
+	}
+	c.inflight[key] = call
+	c.mu.Unlock()
+
+	call.result, call.err = fn(ctx)
+	if call.err == nil && !json.Valid(call.result) {
+		call.err = fmt.Errorf("cache: result of %s is not valid JSON", key)
+	}
+	c.mu.Lock()
+	delete(c.inflight, key)
+	if call.err == nil {
+		if c.results == nil {
+			c.results = map[string]json.RawMessage{}
+		}
+		c.results[key] = call.result
+	}
+	c.mu.Unlock()
+	close(call.done)
+	if call.err != nil {
+		return nil, call.err
+	}
+	if c.Persist != nil {
+		if err := c.Persist(ctx, key, call.result); err != nil {
+			return call.result, fmt.Errorf("cache: persist %s: %w", key, err)
+		}
+	}
+	return call.result, nil
+}
+
+// Results returns a copy of every stored result, to put in a checkpoint's
+// ToolCache.
+func (c *Cache) Results() map[string]json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]json.RawMessage, len(c.results))
+	for k, v := range c.results {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/redact"
+)
+
+// redacted returns a copy of c with every string that could carry a secret
+// masked by r: the task, step outputs, errors and args, the transcript
+// (including the raw source records kept for byte-exact rewriting, which the
+// redactor's Transcript does not touch), compaction notes, cached results,
+// receipts, pending params and the last error. c is not modified.
+func redacted(r *redact.Redactor, c *Checkpoint) *Checkpoint {
+	d := c.Clone()
+	d.Task = r.String(d.Task)
+	d.LastError = r.String(d.LastError)
+	for i := range d.Steps {
+		s := &d.Steps[i]
+		s.Output, s.Error = r.String(s.Output), r.String(s.Error)
+		s.Args = redactJSON(r, s.Args)
+	}
+	if d.Transcript != nil {
+		t := redactTranscript(r, *d.Transcript)
+		d.Transcript = &t
+	}
+	for i := range d.Compactions {
+		cp := &d.Compactions[i]
+		cp.Reason = r.String(cp.Reason)
+		cp.Warnings = append([]string(nil), cp.Warnings...)
+		for j := range cp.Warnings {
+			cp.Warnings[j] = r.String(cp.Warnings[j])
+		}
+	}
+	for k, v := range d.ToolCache {
+		d.ToolCache[k] = redactJSON(r, v)
+	}
+	for i := range d.SideEffects {
+		d.SideEffects[i].Receipt = redactJSON(r, d.SideEffects[i].Receipt)
+	}
+	if d.Pending != nil {
+		// The params hash stays that of the real params: an approval is
+		// bound to what will run, not to its masked picture.
+		d.Pending.Params = redactJSON(r, d.Pending.Params)
+	}
+	for i := range d.Permissions {
+		d.Permissions[i].Ref = r.String(d.Permissions[i].Ref)
+	}
+	return d
+}
+
+func redactTranscript(r *redact.Redactor, t compact.Transcript) compact.Transcript {
+	out, _ := r.Transcript(t)
+	for i := range out.Messages {
+		m := &out.Messages[i]
+		m.Name = r.String(m.Name)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			p.Text = r.String(p.Text)
+			if p.ToolCall != nil {
+				p.ToolCall.Arguments = redactJSON(r, p.ToolCall.Arguments)
+			}
+			if p.Image != nil {
+				p.Image.URL = r.String(p.Image.URL)
+			}
+		}
+		// Records are the source bytes of the message: masked in place so a
+		// writer that reuses them (the message is otherwise unchanged) emits
+		// no secret either.
+		recs := make([]json.RawMessage, len(m.Source.Records))
+		for j, rec := range m.Source.Records {
+			recs[j] = redactJSON(r, rec)
+		}
+		m.Source.Records = recs
+	}
+	out.Tools = append([]compact.ToolDef(nil), out.Tools...)
+	for i := range out.Tools {
+		out.Tools[i].Description = r.String(out.Tools[i].Description)
+		out.Tools[i].Parameters = redactJSON(r, out.Tools[i].Parameters)
+	}
+	out.Records = append([]compact.Record(nil), out.Records...)
+	for i := range out.Records {
+		out.Records[i].Raw = redactJSON(r, out.Records[i].Raw)
+	}
+	out.Envelope = redactJSON(r, out.Envelope)
+	return out
+}
+
+// redactJSON masks every string (keys included) inside a JSON value,
+// decoding it first so a secret is found in its decoded form, not only in
+// its escaped spelling. A value without secrets keeps its exact bytes (raw
+// source records must stay byte-identical); one with secrets is re-encoded.
+// Bytes that are not JSON are masked as text and kept as a JSON string.
+func redactJSON(r *redact.Redactor, v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil || dec.More() {
+		if s := r.String(string(v)); s != string(v) {
+			b, _ := json.Marshal(s)
+			return b
+		}
+		return v
+	}
+	y, changed := redactValue(r, x)
+	if !changed {
+		return v
+	}
+	out, err := json.Marshal(y)
+	if err != nil { // cannot happen for decoded JSON; fail closed
+		b, _ := json.Marshal(r.String(string(v)))
+		return b
+	}
+	return out
+}
+
+func redactValue(r *redact.Redactor, x any) (any, bool) {
+	switch v := x.(type) {
+	case string:
+		s := r.String(v)
+		return s, s != v
+	case []any:
+		changed := false
+		for i := range v {
+			var c bool
+			v[i], c = redactValue(r, v[i])
+			changed = changed || c
+		}
+		return v, changed
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		changed := false
+		for k, e := range v {
+			k2 := r.String(k)
+			e2, c := redactValue(r, e)
+			changed = changed || c || k2 != k
+			m[k2] = e2
+		}
+		return m, changed
+	}
+	return x, false
+}
