@@ -134,7 +134,9 @@ func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, 
 	if c.cfg.Strategy == StrategyPrune {
 		return r.prune(ctx)
 	}
-	est := r.plan.DroppedTokens() - min(c.cfg.HandoffTokens, r.plan.DroppedTokens()) - 100
+	// A handoff runs from a couple of hundred tokens (the headings) to
+	// HandoffTokens; a quarter of what it replaces is a fair guess between.
+	est := r.plan.DroppedTokens() - min(c.cfg.HandoffTokens, 200+r.plan.DroppedTokens()/4)
 	if !c.cfg.Force && float64(est) < minSavings*float64(r.plan.Tokens) {
 		return r.skip(fmt.Sprintf("ineffective: dropping %d messages would save about %d of %d tokens (under %.0f%%)",
 			r.plan.Dropped(), max(est, 0), r.plan.Tokens, minSavings*100), true), nil

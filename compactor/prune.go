@@ -120,10 +120,14 @@ func (pc *PruneConfig) shorten(s string, count func(string) int) (string, bool) 
 		return s, false
 	}
 	out := s
-	if lines := strings.Count(s, "\n") + 1; lines > pc.HeadLines+pc.TailLines+1 {
-		a := nthIndex(s, '\n', pc.HeadLines)
-		b := lastNthIndex(s, '\n', pc.TailLines)
-		out = s[:a+1] + fmt.Sprintf(linesMarker, lines-pc.HeadLines-pc.TailLines) + s[b:]
+	body, nl := strings.CutSuffix(s, "\n")
+	if lines := strings.Count(body, "\n") + 1; lines > pc.HeadLines+pc.TailLines+1 {
+		a := nthIndex(body, '\n', pc.HeadLines)
+		b := lastNthIndex(body, '\n', pc.TailLines)
+		out = body[:a+1] + fmt.Sprintf(linesMarker, lines-pc.HeadLines-pc.TailLines) + body[b:]
+		if nl {
+			out += "\n"
+		}
 	}
 	if maxBytes := 8 * pc.MinTokens; len(out) > maxBytes {
 		out = keepEnds(out, maxBytes, bytesMarker)
