@@ -12,7 +12,7 @@ import (
 )
 
 func TestPolicy(t *testing.T) {
-	small := agentRun(5, 200) // ~500 tokens
+	small := agentRun(5, 200)   // ~500 tokens
 	medium := agentRun(20, 400) // ~2k tokens
 	big := agentRun(60, 600)    // ~10k tokens, over the 7200 trigger
 	bigOutputs := agentRun(20, 3000)
