@@ -1,0 +1,610 @@
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// OpenAI Chat Completions messages, as the API reference documents the
+// "messages" parameter (https://platform.openai.com/docs/api-reference/chat/create):
+// {"role", "content": string | [parts], "name", "tool_calls", "tool_call_id",
+// "refusal"}, the deprecated "function_call" and role "function", plus the
+// "reasoning_content" / "reasoning" fields OpenAI-compatible servers (DeepSeek,
+// vLLM, OpenRouter) add to assistant messages.
+
+func init() {
+	register(Format{
+		Name:        OpenAIChat,
+		Description: `OpenAI Chat Completions messages: a JSON array, or {"messages": [...], "tools": [...]}`,
+		Sniff:       sniffOpenAIChat,
+		Read:        readOpenAIChat,
+		Write:       writeOpenAIChat,
+	})
+	register(Format{
+		Name:        OpenAIChatJSONL,
+		Description: "OpenAI Chat Completions messages, one JSON object per line",
+		Sniff:       sniffOpenAIChatJSONL,
+		Read:        readOpenAIChatJSONL,
+		Write:       writeOpenAIChatJSONL,
+	})
+}
+
+// oaMessage is a Chat Completions message as read.
+type oaMessage struct {
+	Role             *string         `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	Name             string          `json:"name"`
+	ToolCalls        []oaToolCall    `json:"tool_calls"`
+	ToolCallID       *string         `json:"tool_call_id"`
+	FunctionCall     *oaFunction     `json:"function_call"`
+	Refusal          *string         `json:"refusal"`
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	ID               json.RawMessage `json:"id"`
+}
+
+type oaToolCall struct {
+	ID       string      `json:"id"`
+	Type     string      `json:"type"`
+	Function *oaFunction `json:"function"`
+	Custom   *struct {
+		Name  string `json:"name"`
+		Input string `json:"input"`
+	} `json:"custom"`
+}
+
+// oaFunction is a call's function. Arguments is a JSON-encoded string per
+// the API; some logs store the object itself, which is accepted too.
+type oaFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// oaPart is one element of array content.
+type oaPart struct {
+	Type       string          `json:"type"`
+	Text       *string         `json:"text"`
+	ImageURL   json.RawMessage `json:"image_url"` // {"url", "detail"}, or a bare URL string
+	InputAudio *struct {
+		Format string `json:"format"`
+	} `json:"input_audio"`
+	File *struct {
+		Filename string `json:"filename"`
+		FileID   string `json:"file_id"`
+	} `json:"file"`
+	Refusal string `json:"refusal"`
+}
+
+func readOpenAIChat(r io.Reader, name string) (compact.Transcript, error) {
+	const expected = `an array of chat messages or an object with "messages"`
+	doc, err := readJSONDoc(r, name, OpenAIChat, expected, "messages")
+	if err != nil {
+		return compact.Transcript{}, err
+	}
+	t := compact.Transcript{Format: string(OpenAIChat)}
+	if doc.object {
+		var sawMessages bool
+		for _, f := range doc.fields {
+			switch f.key {
+			case "messages":
+				sawMessages = true
+				if f.value != nil { // a scalar where the list belongs
+					return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset,
+						Msg: fmt.Sprintf(`field "messages": expected an array of chat messages, got %s`, describeJSON(f.value))}
+				}
+			case "tools", "functions":
+				tools, err := decodeOpenAITools(f.value)
+				if err != nil {
+					return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset, Msg: fmt.Sprintf("field %q: %v", f.key, err)}
+				}
+				t.Tools = append(t.Tools, tools...)
+			}
+		}
+		if !sawMessages {
+			msg := `expected an array of chat messages or an object with "messages", got an object without "messages"`
+			if hasField(doc.fields, "role") {
+				msg = `expected an array of chat messages, got a single message object (for one message per line, use --format openai-jsonl)`
+			}
+			return t, &Error{File: name, Format: OpenAIChat, Offset: -1, Msg: msg}
+		}
+		t.Envelope = buildEnvelope(doc.fields, map[string]string{"messages": "[]"})
+	}
+	t.Messages = make([]compact.Message, 0, len(doc.items))
+	for _, it := range doc.items {
+		m, err := decodeOpenAIMessage(it.raw, OpenAIChat, len(t.Messages))
+		if err != nil {
+			return t, locate(err, name, OpenAIChat, 0, it.offset)
+		}
+		t.Messages = append(t.Messages, m)
+	}
+	return t, nil
+}
+
+func hasField(fields []docField, key string) bool {
+	for _, f := range fields {
+		if f.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+func readOpenAIChatJSONL(r io.Reader, name string) (compact.Transcript, error) {
+	t := compact.Transcript{Format: string(OpenAIChatJSONL)}
+	err := lines(r, func(line []byte, n int) error {
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		m, err := decodeOpenAIMessage(append(json.RawMessage(nil), line...), OpenAIChatJSONL, len(t.Messages))
+		if err != nil {
+			return locate(err, name, OpenAIChatJSONL, n, 0)
+		}
+		t.Messages = append(t.Messages, m)
+		return nil
+	})
+	if err != nil {
+		var fe *Error
+		if !errors.As(err, &fe) {
+			err = &Error{File: name, Format: OpenAIChatJSONL, Offset: -1, Msg: "reading input", Err: err}
+		}
+		return t, err
+	}
+	if len(t.Messages) == 0 {
+		return t, &Error{File: name, Format: OpenAIChatJSONL, Offset: -1, Msg: "empty input, expected chat messages, one per line"}
+	}
+	return t, nil
+}
+
+// recordError is a problem with one record, located by the caller.
+type recordError struct {
+	msg    string
+	offset int64 // within the record, when known
+	err    error
+}
+
+func (e *recordError) Error() string { return e.msg }
+
+// locate turns a record's error into an *Error at the record's line (JSONL)
+// or byte offset (JSON).
+func locate(err error, file string, f Name, line int, base int64) error {
+	var re *recordError
+	if !errors.As(err, &re) {
+		return err
+	}
+	e := &Error{File: file, Format: f, Line: line, Offset: -1, Msg: re.msg, Err: re.err}
+	if line == 0 {
+		e.Offset = base + re.offset
+	}
+	return e
+}
+
+// decodeRecord unmarshals raw into v, turning failures into a recordError
+// that says what was expected.
+func decodeRecord(raw []byte, v any, expected string) error {
+	if i := sniffSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return &recordError{msg: fmt.Sprintf("expected %s, got %s", expected, describeJSON(raw))}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		e := jsonError("", "", 0, err, expected).(*Error)
+		re := &recordError{msg: e.Msg, err: e.Err}
+		if e.Offset > 0 {
+			re.offset = e.Offset
+		}
+		return re
+	}
+	return nil
+}
+
+// decodeOpenAIMessage turns one Chat Completions message record into a
+// Message that keeps raw as its source.
+func decodeOpenAIMessage(raw json.RawMessage, f Name, index int) (compact.Message, error) {
+	var o oaMessage
+	if err := decodeRecord(raw, &o, "a chat message object"); err != nil {
+		return compact.Message{}, err
+	}
+	if o.Role == nil || *o.Role == "" {
+		return compact.Message{}, &recordError{msg: `expected a chat message object with a "role", found none`}
+	}
+	m := compact.Message{Role: compact.Role(*o.Role), Name: o.Name}
+	switch *o.Role {
+	case "function": // the deprecated answer to a function_call: no id
+		m.Role = compact.RoleTool
+		m.ToolCallIDs = []string{""}
+	case "tool":
+		id := ""
+		if o.ToolCallID != nil {
+			id = *o.ToolCallID
+		}
+		m.ToolCallIDs = []string{id}
+	}
+	if o.ReasoningContent != nil && *o.ReasoningContent != "" {
+		m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: *o.ReasoningContent})
+	}
+	var reasoning string
+	if json.Unmarshal(o.Reasoning, &reasoning) == nil && reasoning != "" &&
+		(o.ReasoningContent == nil || *o.ReasoningContent != reasoning) {
+		m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: reasoning})
+	}
+	parts, err := openAIContent(o.Content)
+	if err != nil {
+		return m, err
+	}
+	m.Parts = append(m.Parts, parts...)
+	if o.Refusal != nil && *o.Refusal != "" && !hasText(parts, *o.Refusal) {
+		m.Parts = append(m.Parts, compact.Part{Type: compact.PartText, Text: *o.Refusal})
+	}
+	for _, c := range o.ToolCalls {
+		m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolCall, ToolCall: openAIToolCall(c)})
+	}
+	if fc := o.FunctionCall; fc != nil {
+		m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolCall,
+			ToolCall: &compact.ToolCall{Name: fc.Name, Arguments: openAIArgs(fc.Arguments)}})
+	}
+	var id string
+	json.Unmarshal(o.ID, &id) // a log's own message id, where it keeps one
+	keepSource(&m, f, index, id, raw)
+	return m, nil
+}
+
+func hasText(parts []compact.Part, s string) bool {
+	for _, p := range parts {
+		if p.Type == compact.PartText && p.Text == s {
+			return true
+		}
+	}
+	return false
+}
+
+func openAIToolCall(c oaToolCall) *compact.ToolCall {
+	tc := &compact.ToolCall{ID: c.ID}
+	switch {
+	case c.Function != nil:
+		tc.Name, tc.Arguments = c.Function.Name, openAIArgs(c.Function.Arguments)
+	case c.Custom != nil: // a custom (free-form input) tool
+		tc.Name, tc.Arguments = c.Custom.Name, mustMarshal(c.Custom.Input)
+	}
+	return tc
+}
+
+// openAIArgs reads a function's arguments: a JSON-encoded string per the
+// API, or the JSON itself.
+func openAIArgs(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return decodeArgs(s)
+	}
+	return compactJSON(raw)
+}
+
+// openAIContent reads a message's content: null, a string, or an array of
+// parts. Parts compact has no type for (audio, files) become a short text
+// placeholder; the writer restores the original part from the source record
+// while the placeholder is unchanged.
+func openAIContent(raw json.RawMessage) ([]compact.Part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, &recordError{msg: "content: invalid string", err: err}
+		}
+		if s == "" {
+			return nil, nil
+		}
+		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
+	case '[':
+		var elems []json.RawMessage
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			return nil, &recordError{msg: "content: invalid array", err: err}
+		}
+		var parts []compact.Part
+		for i, e := range elems {
+			p, err := openAIPart(e)
+			if err != nil {
+				return nil, &recordError{msg: fmt.Sprintf("content[%d]: %v", i, err)}
+			}
+			if p != nil {
+				parts = append(parts, *p)
+			}
+		}
+		return parts, nil
+	}
+	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of parts, got %s", describeJSON(raw))}
+}
+
+// openAIPart reads one content part; nil for an empty text part.
+func openAIPart(raw json.RawMessage) (*compact.Part, error) {
+	var p oaPart
+	if i := sniffSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return nil, fmt.Errorf("expected a content part object, got %s", describeJSON(raw))
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("expected a content part: %w", err)
+	}
+	switch p.Type {
+	case "text", "input_text", "output_text":
+		if p.Text == nil || *p.Text == "" {
+			return nil, nil
+		}
+		return &compact.Part{Type: compact.PartText, Text: *p.Text}, nil
+	case "image_url":
+		u := imageRefURL(p.ImageURL)
+		if u == "" {
+			return nil, errors.New(`image_url part without a "url"`)
+		}
+		return &compact.Part{Type: compact.PartImage, Image: imageOfURL(u)}, nil
+	case "refusal":
+		if p.Refusal == "" {
+			return nil, nil
+		}
+		return &compact.Part{Type: compact.PartText, Text: p.Refusal}, nil
+	case "input_audio":
+		format := "audio"
+		if p.InputAudio != nil && p.InputAudio.Format != "" {
+			format = p.InputAudio.Format + " audio"
+		}
+		return &compact.Part{Type: compact.PartText, Text: "[" + format + "]"}, nil
+	case "file":
+		label := "[file]"
+		if p.File != nil && (p.File.Filename != "" || p.File.FileID != "") {
+			label = "[file: " + firstNonEmpty(p.File.Filename, p.File.FileID) + "]"
+		}
+		return &compact.Part{Type: compact.PartText, Text: label}, nil
+	case "":
+		return nil, errors.New(`content part without a "type"`)
+	}
+	return &compact.Part{Type: compact.PartText, Text: "[" + p.Type + "]"}, nil
+}
+
+// imageRefURL reads an image_url value: {"url": ...} or a bare string.
+func imageRefURL(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		URL string `json:"url"`
+	}
+	json.Unmarshal(raw, &o)
+	return o.URL
+}
+
+// imageOfURL keeps a data: URL's bytes inline and any other URL as is.
+func imageOfURL(u string) *compact.Image {
+	if mt, data, ok := parseDataURL(u); ok {
+		return &compact.Image{MediaType: mt, Data: data}
+	}
+	return &compact.Image{URL: u}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// decodeOpenAITools reads "tools" ({"type": "function", "function": {...}}
+// or {"type": "custom", "custom": {...}}) or the deprecated "functions"
+// (the function objects themselves).
+func decodeOpenAITools(raw json.RawMessage) ([]compact.ToolDef, error) {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var elems []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Function    *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+		Custom *struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"custom"`
+	}
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, fmt.Errorf("expected an array of tool definitions: %w", err)
+	}
+	tools := make([]compact.ToolDef, 0, len(elems))
+	for _, e := range elems {
+		d := compact.ToolDef{Name: e.Name, Description: e.Description, Parameters: compactJSON(e.Parameters)}
+		switch {
+		case e.Function != nil:
+			d = compact.ToolDef{Name: e.Function.Name, Description: e.Function.Description, Parameters: compactJSON(e.Function.Parameters)}
+		case e.Custom != nil:
+			d = compact.ToolDef{Name: e.Custom.Name, Description: e.Custom.Description}
+		case d.Name == "":
+			d.Name = e.Type // a built-in tool named by its type
+		}
+		tools = append(tools, d)
+	}
+	return tools, nil
+}
+
+// chatEvidence is what sniffed message records say about their dialect.
+type chatEvidence struct {
+	messages  int // objects with a string "role"
+	others    int // records that are not
+	openai    int // signs only OpenAI Chat has
+	anthropic int // signs only Anthropic Messages has
+	responses int // signs of Responses API items
+	foreign   int // keys or roles neither API defines: an agent's own records
+}
+
+var (
+	openaiOnlyRoles = map[string]bool{"system": true, "developer": true, "tool": true, "function": true}
+	chatKeys        = map[string]bool{
+		"role": true, "content": true, "name": true, "tool_calls": true, "tool_call_id": true,
+		"function_call": true, "refusal": true, "reasoning_content": true, "reasoning": true,
+		"audio": true, "annotations": true, "id": true,
+		// Anthropic response objects kept as messages
+		"type": true, "model": true, "stop_reason": true, "stop_sequence": true, "usage": true, "container": true,
+	}
+	openaiOnlyKeys  = map[string]bool{"tool_calls": true, "tool_call_id": true, "function_call": true, "refusal": true, "reasoning_content": true}
+	openaiPartTypes = map[string]bool{"image_url": true, "input_audio": true, "file": true, "refusal": true}
+	// Anthropic block types, beyond the generic "text" and the server tools'
+	// "*_tool_result" family.
+	anthropicPartTypes = map[string]bool{
+		"tool_use": true, "tool_result": true, "thinking": true, "redacted_thinking": true, "image": true,
+		"document": true, "search_result": true, "server_tool_use": true, "mcp_tool_use": true,
+		"mcp_tool_result": true, "container_upload": true,
+	}
+	responsesPartTypes = map[string]bool{"input_text": true, "output_text": true, "input_image": true, "input_file": true}
+)
+
+// chatEvidenceOf weighs sniffed records as chat messages.
+func chatEvidenceOf(items [][]byte) chatEvidence {
+	var ev chatEvidence
+	for _, it := range items {
+		keys := recordKeys(it)
+		var role string
+		if keys == nil || json.Unmarshal(keys["role"], &role) != nil || role == "" {
+			ev.others++
+			continue
+		}
+		ev.messages++
+		switch {
+		case openaiOnlyRoles[role]:
+			ev.openai++
+		case role != "user" && role != "assistant":
+			ev.foreign++
+		}
+		if t, ok := keys["type"]; ok && string(t) != `"message"` {
+			ev.foreign++
+		}
+		for k := range keys {
+			switch {
+			case !chatKeys[k]:
+				ev.foreign++
+			case openaiOnlyKeys[k]:
+				ev.openai++
+			}
+		}
+		var parts []struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(keys["content"], &parts) != nil {
+			continue
+		}
+		for _, p := range parts {
+			switch {
+			case openaiPartTypes[p.Type]:
+				ev.openai++
+			case anthropicPartTypes[p.Type] || strings.HasSuffix(p.Type, "_tool_result"):
+				ev.anthropic++
+			case responsesPartTypes[p.Type]:
+				ev.responses++
+			}
+		}
+	}
+	return ev
+}
+
+// openaiRequestKeys are the fields of a Chat Completions request body; an
+// object with others around "messages" is some agent's own file.
+var openaiRequestKeys = map[string]bool{
+	"messages": true, "model": true, "tools": true, "functions": true, "tool_choice": true,
+	"function_call": true, "temperature": true, "top_p": true, "n": true, "stream": true,
+	"stream_options": true, "stop": true, "max_tokens": true, "max_completion_tokens": true,
+	"presence_penalty": true, "frequency_penalty": true, "logit_bias": true, "logprobs": true,
+	"top_logprobs": true, "user": true, "seed": true, "response_format": true,
+	"parallel_tool_calls": true, "reasoning_effort": true, "metadata": true, "store": true,
+	"service_tier": true, "modalities": true, "audio": true, "prediction": true,
+	"web_search_options": true, "verbosity": true, "prompt_cache_key": true, "safety_identifier": true,
+}
+
+// anthropicRequestKeys are the fields only an Anthropic Messages request has.
+var anthropicRequestKeys = map[string]bool{
+	"system": true, "stop_sequences": true, "top_k": true, "thinking": true,
+	"anthropic_version": true, "mcp_servers": true, "container": true,
+}
+
+// chatScore turns evidence into a Sniff score for OpenAI Chat. Plain
+// {role, content} messages are generic (30), so agent formats whose
+// files are such arrays can outrank it by scoring their own markers higher.
+func chatScore(ev chatEvidence, envelopeForeign bool) int {
+	switch {
+	case ev.messages == 0 || ev.others > 0 || ev.anthropic > 0 || ev.responses > 0:
+		return 0
+	case ev.foreign > 0 || envelopeForeign:
+		return 8
+	case ev.openai > 0:
+		return 40
+	}
+	return 30
+}
+
+func sniffOpenAIChat(head []byte) int {
+	sh := shapeOf(head)
+	switch sh.kind {
+	case '[':
+		if len(sh.items) == 0 {
+			if bytes.Equal(bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM)), []byte("[]")) {
+				return 5 // an empty conversation
+			}
+			return 0
+		}
+		return chatScore(chatEvidenceOf(sh.items), false)
+	case '{':
+		msgs, ok := sh.field("messages")
+		if !ok {
+			return 0
+		}
+		foreign, anthropic := false, false
+		for _, f := range sh.fields {
+			switch {
+			case anthropicRequestKeys[f.key]:
+				anthropic = true
+			case !openaiRequestKeys[f.key]:
+				foreign = true
+			}
+		}
+		items := sniffArray(msgs.value, sniffItems)
+		if len(items) == 0 {
+			return 0
+		}
+		ev := chatEvidenceOf(items)
+		if anthropic && ev.openai == 0 {
+			return 0
+		}
+		return chatScore(ev, foreign)
+	}
+	return 0
+}
+
+func sniffOpenAIChatJSONL(head []byte) int {
+	sh := shapeOf(head)
+	switch sh.kind {
+	case 'l':
+		return chatScore(chatEvidenceOf(sh.items), false)
+	case '{': // a single line: one message
+		if _, ok := sh.field("role"); !ok {
+			return 0
+		}
+		if b := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM)); json.Valid(b) && bytes.IndexByte(b, '\n') < 0 {
+			if s := chatScore(chatEvidenceOf([][]byte{b}), false); s > 0 {
+				return s - 10
+			}
+		}
+	}
+	return 0
+}

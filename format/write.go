@@ -1,0 +1,401 @@
+package format
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// This file holds what the writers share: which source records a writer may
+// reuse, ids for calls that have none, the encoding of arguments, and the
+// layout of the JSON they emit.
+
+// family groups formats whose message records are interchangeable: OpenAI
+// Chat JSON and JSONL hold the same message objects.
+func family(name string) string {
+	switch Name(name) {
+	case OpenAIChat, OpenAIChatJSONL:
+		return string(OpenAIChat)
+	}
+	return name
+}
+
+// sameFamily reports whether a message read in format from can be written
+// in format to from its source records.
+func sameFamily(from string, to Name) bool {
+	return from != "" && family(from) == family(string(to))
+}
+
+// keepSource sets m's Source and, when the source gave none, a stable ID
+// derived from the message's position and content.
+func keepSource(m *compact.Message, f Name, index int, id string, records ...json.RawMessage) {
+	fp := m.Fingerprint()
+	m.Source = compact.Source{Format: string(f), Records: records, Fingerprint: fp}
+	if id == "" {
+		id = fmt.Sprintf("%s-%d-%s", f, index, fp[:12])
+	}
+	m.ID = id
+}
+
+// fillCallIDs returns msgs with an id for every tool call that has none,
+// and the same id on the result that answers it. Results are matched to
+// id-less calls as Transcript.ToolGroups matches them: the next id-less
+// result after the call. With legacy set, a message making a single id-less
+// call keeps it id-less (OpenAI's function_call needs no id). Messages are
+// copied before they are changed; unchanged ones are shared. names maps the
+// index of each message answering an id-less call to the call's name.
+func fillCallIDs(msgs []compact.Message, legacy bool) (out []compact.Message, names map[int]string) {
+	taken := map[string]bool{}
+	anyless := false
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Type == compact.PartToolCall && p.ToolCall != nil {
+				taken[p.ToolCall.ID] = true
+				anyless = anyless || p.ToolCall.ID == ""
+			}
+		}
+	}
+	if !anyless {
+		return msgs, nil
+	}
+	type pending struct{ id, name string }
+	var queue []pending
+	out = msgs
+	cloned := map[int]bool{}
+	own := func(i int) *compact.Message {
+		if len(cloned) == 0 {
+			out = append([]compact.Message(nil), msgs...)
+		}
+		if !cloned[i] {
+			out[i] = msgs[i].Clone()
+			cloned[i] = true
+		}
+		return &out[i]
+	}
+	names = map[int]string{}
+	for i := range msgs {
+		m := &msgs[i]
+		calls := m.ToolCalls()
+		for k, p := range m.Parts {
+			if p.Type != compact.PartToolCall || p.ToolCall == nil || p.ToolCall.ID != "" {
+				continue
+			}
+			id := ""
+			if !legacy || len(calls) > 1 {
+				for n := 0; ; n++ {
+					id = "call_" + strconv.Itoa(i) + "_" + strconv.Itoa(k)
+					if n > 0 {
+						id += "_" + strconv.Itoa(n)
+					}
+					if !taken[id] {
+						break
+					}
+				}
+				taken[id] = true
+				own(i).Parts[k].ToolCall.ID = id
+			}
+			queue = append(queue, pending{id, p.ToolCall.Name})
+		}
+		next := func() (pending, bool) {
+			if len(queue) == 0 {
+				return pending{}, false
+			}
+			p := queue[0]
+			queue = queue[1:]
+			return p, true
+		}
+		for k, id := range m.ToolCallIDs {
+			if id != "" {
+				continue
+			}
+			if p, ok := next(); ok {
+				names[i] = p.name
+				if p.id != "" {
+					own(i).ToolCallIDs[k] = p.id
+				}
+			}
+		}
+		for k, p := range m.Parts {
+			if p.Type != compact.PartToolResult || p.CallID != "" {
+				continue
+			}
+			// Consecutive id-less result parts are one result (one block).
+			if k > 0 && m.Parts[k-1].Type == compact.PartToolResult && m.Parts[k-1].CallID == "" {
+				if prev := out[i].Parts[k-1].CallID; prev != "" {
+					own(i).Parts[k].CallID = prev
+				}
+				continue
+			}
+			if q, ok := next(); ok {
+				names[i] = q.name
+				if q.id != "" {
+					own(i).Parts[k].CallID = q.id
+				}
+			}
+		}
+	}
+	return out, names
+}
+
+// decodeArgs turns OpenAI's JSON-encoded arguments string into
+// ToolCall.Arguments: the JSON it holds, compacted, or the string itself as a
+// JSON string when it holds no JSON.
+func decodeArgs(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(s)) == nil {
+			return b.Bytes()
+		}
+	}
+	return mustMarshal(s)
+}
+
+// compactJSON returns raw without insignificant spaces, or raw itself when it
+// is not valid JSON.
+func compactJSON(raw []byte) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return append(json.RawMessage(nil), raw...)
+	}
+	return b.Bytes()
+}
+
+// encodeArgs is the inverse of decodeArgs: the arguments string OpenAI
+// expects.
+func encodeArgs(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "{}"
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && !json.Valid([]byte(s)) {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+// argsObject returns the arguments as the JSON object Anthropic's tool_use
+// input must be: the arguments themselves when they are an object, {} when
+// there are none, and {"input": value} for anything else (a free-form
+// string from a custom tool).
+func argsObject(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return json.RawMessage("{}")
+	case raw[0] == '{' && json.Valid(raw):
+		return raw
+	}
+	if !json.Valid(raw) {
+		raw = mustMarshal(string(raw))
+	}
+	return json.RawMessage(`{"input":` + string(raw) + `}`)
+}
+
+// unit is one piece of a message as a writer emits it: a single part, or a
+// run of tool-result parts answering the same call (one result block).
+type unit struct {
+	parts []compact.Part
+}
+
+func (u unit) isResult() bool { return u.parts[0].Type == compact.PartToolResult }
+
+// units groups parts into units.
+func units(parts []compact.Part) []unit {
+	var out []unit
+	for i := 0; i < len(parts); {
+		j := i + 1
+		if parts[i].Type == compact.PartToolResult {
+			for j < len(parts) && parts[j].Type == compact.PartToolResult && parts[j].CallID == parts[i].CallID {
+				j++
+			}
+		}
+		out = append(out, unit{parts: parts[i:j]})
+		i = j
+	}
+	return out
+}
+
+// partsKey identifies a list of parts by content, to find the source block
+// a part was read from.
+func partsKey(parts []compact.Part) string {
+	return compact.Message{Parts: parts}.Fingerprint()
+}
+
+// rawPool holds a message's source blocks by the parts they decode to, so
+// an encoder can emit a block as read (keeping fields compact does not model:
+// signatures, cache_control, citations, audio data) when its part is
+// unchanged.
+type rawPool map[string][]json.RawMessage
+
+func (p rawPool) add(parts []compact.Part, raw json.RawMessage) {
+	if len(parts) > 0 {
+		k := partsKey(parts)
+		p[k] = append(p[k], raw)
+	}
+}
+
+// take returns and removes a source block that decodes to parts.
+func (p rawPool) take(parts []compact.Part) (json.RawMessage, bool) {
+	if len(p) == 0 {
+		return nil, false
+	}
+	k := partsKey(parts)
+	if q := p[k]; len(q) > 0 {
+		p[k] = q[1:]
+		return q[0], true
+	}
+	return nil, false
+}
+
+// mustMarshal encodes v, which must be encodable (strings, the writers' own
+// structs), without escaping <, > and & so that code and HTML in transcripts
+// stay readable.
+func mustMarshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("format: encoding %T: %v", v, err)) // only the writers' own types reach here
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// outField is one top-level field of a document a writer emits.
+type outField struct {
+	key   string
+	value json.RawMessage   // a ready value, or
+	list  []json.RawMessage // a list written one record per line
+}
+
+// writeObject writes fields as a JSON object, one field per line and the
+// records of a list one per line, so that records (reused byte for byte)
+// stand on their own lines.
+func writeObject(w io.Writer, fields []outField) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("{\n")
+	for i, f := range fields {
+		bw.Write(mustMarshal(f.key))
+		bw.WriteString(": ")
+		if f.value != nil {
+			bw.Write(f.value)
+		} else {
+			writeList(bw, f.list)
+		}
+		if i < len(fields)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// writeArray writes records as a JSON array, one record per line.
+func writeArray(w io.Writer, records []json.RawMessage) error {
+	bw := bufio.NewWriter(w)
+	writeList(bw, records)
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+func writeList(bw *bufio.Writer, records []json.RawMessage) {
+	if len(records) == 0 {
+		bw.WriteString("[]")
+		return
+	}
+	bw.WriteString("[\n")
+	for i, r := range records {
+		bw.Write(r)
+		if i < len(records)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteByte(']')
+}
+
+// envelopeFields returns the fields of a transcript's Envelope in order, or
+// nil when it is not a JSON object.
+func envelopeFields(env json.RawMessage) []outField {
+	if len(env) == 0 {
+		return nil
+	}
+	var out []outField
+	for _, f := range sniffFields(env) {
+		if !f.complete {
+			return nil
+		}
+		out = append(out, outField{key: f.key, value: json.RawMessage(f.value)})
+	}
+	return out
+}
+
+// buildEnvelope returns the document's fields as a JSON object, each list
+// key's value replaced by placeholder (its records are the messages).
+func buildEnvelope(fields []docField, placeholder map[string]string) json.RawMessage {
+	if len(fields) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(mustMarshal(f.key))
+		b.WriteByte(':')
+		if p, ok := placeholder[f.key]; ok {
+			b.WriteString(p)
+		} else {
+			b.Write(f.value)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// parseDataURL splits a data: URL into its media type and base64 payload.
+func parseDataURL(u string) (mediaType, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	mediaType, b64 := strings.CutSuffix(meta, ";base64")
+	if !b64 {
+		return "", "", false
+	}
+	return mediaType, data, true
+}
+
+// urlOfImage is the URL an image is written as where only URLs fit: its own,
+// or a data: URL of its inline bytes.
+func urlOfImage(img *compact.Image) string {
+	if img.Data != "" {
+		return "data:" + img.MediaType + ";base64," + img.Data
+	}
+	return img.URL
+}
+
+// keepThinking reports whether thinking read in format from may be written
+// in format to: only back into its own format, since no API accepts another's
+// reasoning (Anthropic requires its signatures; OpenAI's reasoning_content
+// is an extension of OpenAI-compatible servers).
+func keepThinking(t *compact.Transcript, m *compact.Message, to Name) bool {
+	return sameFamily(m.Source.Format, to) || m.Source.Format == "" && sameFamily(t.Format, to)
+}
