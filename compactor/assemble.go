@@ -1,6 +1,8 @@
 package compactor
 
 import (
+	"slices"
+
 	"github.com/compactkit/compact"
 )
 
@@ -41,7 +43,6 @@ func assemble(t *compact.Transcript, p *Plan, middle []compact.Message, handoff 
 		msgs = append(msgs, t.Messages[i])
 		origin = append(origin, i)
 	}
-	at := len(msgs)
 	if handoff != nil {
 		msgs = append(msgs, *handoff)
 		origin = append(origin, -1)
@@ -53,15 +54,16 @@ func assemble(t *compact.Transcript, p *Plan, middle []compact.Message, handoff 
 	}
 	out.Messages = msgs
 	if handoff != nil {
-		out.Records = remapRecords(t.Records, p, newIndex, at, shift)
+		out.Records = remapRecords(t.Records, p, newIndex, shift)
 	}
 	return out, origin
 }
 
 // remapRecords moves each record to the new index of the message it
 // preceded. Records in the dropped middle go with their messages, except
-// the last of each state type, which now precedes the handoff (at).
-func remapRecords(recs []compact.Record, p *Plan, pinned map[int]int, at, shift int) []compact.Record {
+// the last of each state type, which now precedes what replaced the middle
+// (the pinned messages and the handoff).
+func remapRecords(recs []compact.Record, p *Plan, pinned map[int]int, shift int) []compact.Record {
 	lastState := map[string]int{}
 	for k, r := range recs {
 		if r.At >= p.HeadEnd && r.At < p.TailStart && !r.Marker && stateRecordTypes[r.Type] {
@@ -80,12 +82,15 @@ func remapRecords(recs []compact.Record, p *Plan, pinned map[int]int, at, shift 
 			if i, ok := pinned[r.At]; ok {
 				r.At = i
 			} else if lastState[r.Type] == k && stateRecordTypes[r.Type] && !r.Marker {
-				r.At = at
+				r.At = p.HeadEnd
 			} else {
 				continue
 			}
 		}
 		out = append(out, r)
 	}
+	// Records moved to the start of the middle and those of pinned
+	// messages share indices; a stable sort keeps their source order.
+	slices.SortStableFunc(out, func(a, b compact.Record) int { return a.At - b.At })
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
@@ -41,6 +40,13 @@ func (c byteCounter) Transcript(t compact.Transcript) int {
 		n += c.Message(m)
 	}
 	return n
+}
+
+// tb is what the helpers need of *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 }
 
 var msgSeq int
@@ -102,7 +108,7 @@ func agentRun(n, outBytes int) compact.Transcript {
 	return transcript(msgs...)
 }
 
-func newTestRedactor(t testing.TB, values ...string) *redact.Redactor {
+func newTestRedactor(t tb, values ...string) *redact.Redactor {
 	t.Helper()
 	r, err := redact.New(redact.Config{})
 	if err != nil {
@@ -119,7 +125,7 @@ func testConfig() Config {
 	return Config{Window: 10000, OutputReserve: 1000, Counter: byteCounter{}, Strategy: StrategyFallback}
 }
 
-func mustNew(t testing.TB, cfg Config) *Compactor {
+func mustNew(t tb, cfg Config) *Compactor {
 	t.Helper()
 	c, err := New(cfg)
 	if err != nil {
@@ -130,7 +136,7 @@ func mustNew(t testing.TB, cfg Config) *Compactor {
 
 // checkInvariants asserts every invariant of DESIGN.md that concerns one
 // compaction of in into res.
-func checkInvariants(t testing.TB, in compact.Transcript, res Result) {
+func checkInvariants(t tb, in compact.Transcript, res Result) {
 	t.Helper()
 	out := res.Transcript
 	// Pairs: no orphan in the output that the input did not have.
@@ -186,7 +192,7 @@ func checkInvariants(t testing.TB, in compact.Transcript, res Result) {
 	}
 }
 
-func sameMessage(t testing.TB, a, b compact.Message, where string, i int) {
+func sameMessage(t tb, a, b compact.Message, where string, i int) {
 	t.Helper()
 	if a.ID != b.ID || a.Fingerprint() != b.Fingerprint() || a.Source.Fingerprint != b.Source.Fingerprint ||
 		len(a.Source.Records) != len(b.Source.Records) {
