@@ -90,7 +90,7 @@ func (t Tokens) Verify(token, session, user, paramsHash string) error {
 		return fmt.Errorf("resume token: key of %d bytes, want at least 16", len(t.Key))
 	}
 	p, s, ok := strings.Cut(token, ".")
-	enc := base64.RawURLEncoding
+	enc := base64.RawURLEncoding.Strict() // one spelling per token
 	payload, perr := enc.DecodeString(p)
 	sig, serr := enc.DecodeString(s)
 	if !ok || perr != nil || serr != nil {
