@@ -1,0 +1,534 @@
+package format
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// Claude Code keeps each session in ~/.claude/projects/<project>/<id>.jsonl:
+// one JSON record per line. Conversation records ("user", "assistant")
+// carry an Anthropic API message in "message"; the rest are metadata
+// ("file-history-snapshot", "summary" title lines, "system" events such as
+// "compact_boundary", "queue-operation", ...). Records link into a chain by
+// uuid/parentUuid; Claude Code resumes by walking that chain back from the
+// newest record, and a compact_boundary (parentUuid null) starts a new
+// chain, so what it resumes with is everything after the last boundary.
+//
+// Reading follows the same rules, returning the live context:
+//
+//   - Records after the last compact_boundary are the conversation; records
+//     before it are kept as compact.Record (Type "user"/"assistant" for the
+//     compacted-away turns), so the file round-trips and nothing is lost.
+//     A file with no boundary but an isCompactSummary record (exports that
+//     leave out system records, such as the {"loglines": [...]} export)
+//     starts its live context at the last such summary.
+//   - One API message that Claude Code split over several consecutive
+//     "assistant" records (one per content block, same message.id) is one
+//     Message whose Source.Records holds every line, in order.
+//   - Tool results ride in "user" records as tool_result blocks: they become
+//     tool-result parts (CallID = tool_use_id, IsError = is_error) of a user
+//     message, as in the Anthropic API.
+//   - User records written by the harness are Synthetic: isMeta records,
+//     slash-command echoes (<command-name>, <local-command-stdout>, ...),
+//     "Caveat: ..." notes, "[Request interrupted by user...]" and content
+//     that is only <system-reminder> blocks.
+//   - isCompactSummary records (and "summary" records that carry a message)
+//     are Summary messages; compact_boundary records and summary title lines
+//     are Marker records.
+//   - Sidechain records (isSidechain: true, a sub-agent's own conversation
+//     that older versions wrote into the main file) are not part of the main
+//     context: they are kept as Records of Type "sidechain".
+//   - Lines that are valid JSON but not a readable record (not an object, a
+//     message that is not an object or has no content) are kept as Records
+//     of Type "unknown" or "invalid" rather than failing the whole file; a
+//     line that is not valid JSON (a truncated last line) is an *Error.
+//
+// Rewound branches (several children of one parentUuid) are read in file
+// order; the corpus of real sessions has none, and Claude Code's own chain
+// walk would pick the newest branch.
+
+func init() {
+	register(Format{
+		Name:        ClaudeCode,
+		Description: `Claude Code session JSONL (~/.claude/projects/*/*.jsonl) and its {"loglines": [...]} export`,
+		Sniff:       sniffClaudeCode,
+		Read:        readClaudeCode,
+		Write:       writeClaudeCode,
+	})
+}
+
+// ccHeader is the part of a Claude Code record the reader looks at.
+type ccHeader struct {
+	Type             string  `json:"type"`
+	Subtype          string  `json:"subtype"`
+	UUID             string  `json:"uuid"`
+	IsSidechain      bool    `json:"isSidechain"`
+	IsMeta           bool    `json:"isMeta"`
+	IsCompactSummary bool    `json:"isCompactSummary"`
+	Message          rawSpan `json:"message"`
+}
+
+type ccMessage struct {
+	ID      string  `json:"id"`
+	Role    string  `json:"role"`
+	Content rawSpan `json:"content"`
+}
+
+type ccBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   rawSpan         `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Source    *ccImageSource  `json:"source"`
+}
+
+type ccImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+	URL       string `json:"url"`
+}
+
+// Claude Code record types and the system subtype that marks a compaction.
+const (
+	ccUser            = "user"
+	ccAssistant       = "assistant"
+	ccSystem          = "system"
+	ccSummary         = "summary"
+	ccCompactBoundary = "compact_boundary"
+	ccSidechain       = "sidechain" // Record.Type of sidechain records
+	ccInvalid         = "invalid"   // Record.Type of message records that cannot be read as messages
+	ccUnknown         = "unknown"   // Record.Type of lines that are not records
+)
+
+func sniffClaudeCode(head []byte) int {
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return 0
+	}
+	if fields, _ := scanObject(t); len(fields) > 0 && fields[0].Key == "loglines" {
+		for _, e := range headItems(spanOf(t, fields, "loglines"), 3) {
+			if ccRecordScore(e) > 0 {
+				return 85
+			}
+		}
+		return 0
+	}
+	best := 0
+	for _, l := range headRecords(head, 8) {
+		best = max(best, ccRecordScore(l))
+	}
+	return best
+}
+
+// ccRecordScore scores one record: conversation records with session
+// fields are unmistakable; metadata records with their own signature fields
+// nearly so.
+func ccRecordScore(rec []byte) int {
+	fields, ok := scanObject(rec)
+	if !ok {
+		return 0
+	}
+	has := func(k string) bool { return spanOf(rec, fields, k) != nil }
+	var typ string
+	_ = json.Unmarshal(spanOf(rec, fields, "type"), &typ)
+	session := has("sessionId") || has("parentUuid") || has("uuid")
+	switch typ {
+	case ccUser, ccAssistant:
+		msg := spanOf(rec, fields, "message")
+		if len(msg) == 0 || msg[0] != '{' || !hasMembers(msg, "role") {
+			return 0
+		}
+		if session {
+			return 90
+		}
+		return 60
+	case ccSummary:
+		if has("leafUuid") || (has("summary") && session) {
+			return 90
+		}
+	case "file-history-snapshot":
+		if has("snapshot") || has("messageId") {
+			return 90
+		}
+	case ccSystem, "queue-operation", "progress", "attachment", "custom-title":
+		if has("sessionId") {
+			return 80
+		}
+	}
+	return 0
+}
+
+func readClaudeCode(r io.Reader, name string) (compact.Transcript, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	head, _ := br.Peek(min(br.Size(), 4096))
+	if fields, _ := scanObject(bytes.TrimPrefix(head, utf8BOM)); len(fields) > 0 && fields[0].Key == "loglines" {
+		return readClaudeCodeExport(br, name)
+	}
+	c := ccReader{boundary: -1, lastSummary: -1}
+	err := lines(br, func(line []byte, n int) error {
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		if err := c.add(bytes.Clone(line), n); err != nil {
+			return jsonError(name, ClaudeCode, n, err, "a Claude Code session record (one JSON object per line)")
+		}
+		return nil
+	})
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return compact.Transcript{}, err
+		}
+		return compact.Transcript{}, &Error{File: name, Format: ClaudeCode, Offset: -1, Msg: "reading input", Err: err}
+	}
+	return c.transcript(), nil
+}
+
+func readClaudeCodeExport(r io.Reader, name string) (compact.Transcript, error) {
+	const expected = `a Claude Code export {"loglines": [records]}`
+	doc, err := readWholeDoc(r, name, ClaudeCode, expected)
+	if err != nil {
+		return compact.Transcript{}, err
+	}
+	d, ok := splitList(doc, "loglines")
+	if !ok {
+		return compact.Transcript{}, &Error{File: name, Format: ClaudeCode, Offset: -1, Msg: "expected " + expected}
+	}
+	c := ccReader{boundary: -1, lastSummary: -1}
+	for i, e := range d.elems {
+		if err := c.add(e, i); err != nil {
+			return compact.Transcript{}, jsonError(name, ClaudeCode, 0, err, "a Claude Code record in loglines")
+		}
+	}
+	t := c.transcript()
+	t.Envelope = d.env
+	return t, nil
+}
+
+// ccItem is a message or a record, in file order, before the live context
+// is known.
+type ccItem struct {
+	msg   *compact.Message
+	rec   compact.Record
+	msgID string   // API message id of an assistant message, for merging
+	types []string // record type of each of msg's source records
+	pos   int      // line number (JSONL) or index (export) of the first record
+}
+
+type ccReader struct {
+	items       []ccItem
+	boundary    int // item index of the last compact_boundary, -1 when none
+	lastSummary int // item index of the last isCompactSummary message
+}
+
+// add reads one record. It returns an error only for bytes that are not
+// JSON; everything that parses is kept, as a message or a record.
+func (c *ccReader) add(raw []byte, pos int) error {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		if !json.Valid(t) {
+			var v any
+			return json.Unmarshal(t, &v)
+		}
+		c.record(ccUnknown, raw, false)
+		return nil
+	}
+	var h ccHeader
+	if err := json.Unmarshal(raw, &h); err != nil {
+		var typ *json.UnmarshalTypeError
+		if !errors.As(err, &typ) {
+			return err
+		}
+		c.record(ccInvalid, raw, false)
+		return nil
+	}
+	switch {
+	case h.IsSidechain:
+		c.record(ccSidechain, raw, false)
+	case h.Type == ccUser || h.Type == ccAssistant || (h.Type == ccSummary && h.Message.first() == '{'):
+		if !c.message(&h, raw, pos) {
+			c.record(ccInvalid, raw, false)
+		}
+	case h.Type == ccSystem:
+		typ := h.Subtype
+		if typ == "" {
+			typ = ccSystem
+		}
+		if typ == ccCompactBoundary {
+			c.boundary = len(c.items)
+		}
+		c.record(typ, raw, typ == ccCompactBoundary)
+	case h.Type == ccSummary:
+		c.record(ccSummary, raw, true)
+	case h.Type == "":
+		c.record(ccUnknown, raw, false)
+	default:
+		c.record(h.Type, raw, false)
+	}
+	return nil
+}
+
+func (c *ccReader) record(typ string, raw []byte, marker bool) {
+	c.items = append(c.items, ccItem{rec: compact.Record{Type: typ, Raw: raw, Marker: marker}})
+}
+
+// message reads a conversation record; false when it cannot be read as a
+// message (its message is not an object or has no content).
+func (c *ccReader) message(h *ccHeader, raw []byte, pos int) bool {
+	if h.Message.first() != '{' {
+		return false
+	}
+	var msg ccMessage
+	if json.Unmarshal(h.Message, &msg) != nil || msg.Content.isNull() {
+		return false
+	}
+	parts, ok := ccParts(msg.Content)
+	if !ok {
+		return false
+	}
+	role := compact.RoleUser
+	if h.Type == ccAssistant || msg.Role == ccAssistant {
+		role = compact.RoleAssistant
+	}
+	// Claude Code writes one record per content block of a streamed API
+	// message; consecutive records sharing message.id are one message.
+	if role == compact.RoleAssistant && msg.ID != "" && len(c.items) > 0 {
+		last := &c.items[len(c.items)-1]
+		if last.msg != nil && last.msgID == msg.ID {
+			last.msg.Parts = append(last.msg.Parts, parts...)
+			last.msg.Source.Records = append(last.msg.Source.Records, raw)
+			last.types = append(last.types, h.Type)
+			return true
+		}
+	}
+	m := &compact.Message{ID: h.UUID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{raw}}}
+	if role == compact.RoleUser {
+		m.Summary = h.IsCompactSummary || h.Type == ccSummary
+		m.Synthetic = !m.Summary && (h.IsMeta || ccHarnessOnly(parts))
+		markHandoff(m)
+		if m.Summary && h.IsCompactSummary {
+			c.lastSummary = len(c.items)
+		}
+	}
+	it := ccItem{msg: m, types: []string{h.Type}, pos: pos}
+	if role == compact.RoleAssistant {
+		it.msgID = msg.ID
+	}
+	c.items = append(c.items, it)
+	return true
+}
+
+// transcript assembles the live context: items after the reset point are
+// messages; messages before it are demoted to records.
+func (c *ccReader) transcript() compact.Transcript {
+	reset := c.boundary
+	if reset < 0 {
+		reset = c.lastSummary
+	}
+	var t compact.Transcript
+	for i, it := range c.items {
+		switch {
+		case it.msg == nil:
+			it.rec.At = len(t.Messages)
+			t.Records = append(t.Records, it.rec)
+		case i < reset:
+			for j, raw := range it.msg.Source.Records {
+				t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: it.types[j], Raw: raw})
+			}
+		default:
+			stampMessage(it.msg, ClaudeCode, "cc", it.pos)
+			t.Messages = append(t.Messages, *it.msg)
+		}
+	}
+	return t
+}
+
+// ccParts reads a message's content: a string, or a list of blocks. A
+// string element of the list (not something Claude Code writes, but seen in
+// the wild) is read as text. Unknown block types are left out of Parts
+// (they stay in the source record).
+func ccParts(content rawSpan) ([]compact.Part, bool) {
+	switch content.first() {
+	case '"':
+		var s string
+		if json.Unmarshal(content, &s) != nil {
+			return nil, false
+		}
+		return []compact.Part{{Type: compact.PartText, Text: s}}, true
+	case '[':
+	default:
+		return nil, false
+	}
+	var blocks []rawSpan
+	if json.Unmarshal(content, &blocks) != nil {
+		return nil, false
+	}
+	parts := make([]compact.Part, 0, len(blocks))
+	for _, raw := range blocks {
+		if raw.first() == '"' {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				return nil, false
+			}
+			parts = append(parts, compact.Part{Type: compact.PartText, Text: s})
+			continue
+		}
+		if raw.first() != '{' {
+			return nil, false
+		}
+		var b ccBlock
+		if json.Unmarshal(raw, &b) != nil {
+			return nil, false
+		}
+		parts = append(parts, ccBlockParts(&b)...)
+	}
+	return parts, true
+}
+
+func ccBlockParts(b *ccBlock) []compact.Part {
+	switch b.Type {
+	case "text":
+		return []compact.Part{{Type: compact.PartText, Text: b.Text}}
+	case "thinking":
+		return []compact.Part{{Type: compact.PartThinking, Text: b.Thinking}}
+	case "redacted_thinking":
+		return []compact.Part{{Type: compact.PartThinking}}
+	case "tool_use", "server_tool_use":
+		args := b.Input
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}}}
+	case "tool_result":
+		text, images := ccResultContent(b.Content)
+		parts := []compact.Part{{Type: compact.PartToolResult, Text: text, CallID: b.ToolUseID, IsError: b.IsError}}
+		for _, img := range images {
+			parts = append(parts, compact.Part{Type: compact.PartImage, Image: img, CallID: b.ToolUseID})
+		}
+		return parts
+	case "image":
+		if img := ccImage(b.Source); img != nil {
+			return []compact.Part{{Type: compact.PartImage, Image: img}}
+		}
+	}
+	return nil
+}
+
+// ccResultContent reads a tool_result's content: a string, or text and
+// image blocks. Images come back as image parts tied to the call by CallID,
+// so that writing re-attaches them to their result.
+func ccResultContent(content rawSpan) (string, []*compact.Image) {
+	switch content.first() {
+	case '"':
+		var s string
+		_ = json.Unmarshal(content, &s)
+		return s, nil
+	case '[':
+		var blocks []ccBlock
+		if json.Unmarshal(content, &blocks) != nil {
+			return string(content), nil
+		}
+		var texts []string
+		var images []*compact.Image
+		for i := range blocks {
+			switch blocks[i].Type {
+			case "text":
+				texts = append(texts, blocks[i].Text)
+			case "image":
+				if img := ccImage(blocks[i].Source); img != nil {
+					images = append(images, img)
+				}
+			}
+		}
+		return strings.Join(texts, "\n"), images
+	case 0, 'n':
+		return "", nil
+	}
+	return string(content), nil
+}
+
+func ccImage(s *ccImageSource) *compact.Image {
+	switch {
+	case s == nil:
+		return nil
+	case s.Type == "url" || s.URL != "":
+		return &compact.Image{URL: s.URL, MediaType: s.MediaType}
+	default:
+		return &compact.Image{MediaType: s.MediaType, Data: s.Data}
+	}
+}
+
+// ccHarnessPrefixes open user text that Claude Code's harness writes, never
+// the person.
+var ccHarnessPrefixes = []string{
+	"<command-name>", "<command-message>", "<command-args>", "<command-contents>",
+	"<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+	"<bash-input>", "<bash-stdout>", "<bash-stderr>",
+	"Caveat: ", "[Request interrupted by user",
+}
+
+// ccHarnessOnly reports whether every piece of text in parts is
+// harness-written (at least one piece must be).
+func ccHarnessOnly(parts []compact.Part) bool {
+	seen := false
+	for _, p := range parts {
+		if p.Type != compact.PartText {
+			continue
+		}
+		s := strings.TrimSpace(p.Text)
+		if s == "" {
+			continue
+		}
+		seen = true
+		if !ccHarnessText(s) {
+			return false
+		}
+	}
+	return seen
+}
+
+func ccHarnessText(s string) bool {
+	for _, p := range ccHarnessPrefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return onlySystemReminders(s)
+}
+
+// onlySystemReminders reports whether s is nothing but <system-reminder>
+// blocks (and whitespace).
+func onlySystemReminders(s string) bool {
+	const open, closing = "<system-reminder>", "</system-reminder>"
+	found := false
+	for {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return found
+		}
+		rest, ok := strings.CutPrefix(s, open)
+		if !ok {
+			return false
+		}
+		_, after, ok := strings.Cut(rest, closing)
+		if !ok {
+			return false
+		}
+		s, found = after, true
+	}
+}
