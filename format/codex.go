@@ -1,0 +1,475 @@
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// Codex CLI writes each session to ~/.codex/sessions/YYYY/MM/DD/
+// rollout-<time>-<id>.jsonl: one RolloutLine per line,
+// {"timestamp", "type", "payload"}, where type is session_meta,
+// turn_context, response_item (a Responses API item: message, reasoning,
+// function_call, function_call_output, custom_tool_call, local_shell_call,
+// web_search_call, ...), event_msg (what the UI showed) or compacted.
+//
+// Reading returns the live context, the history Codex rebuilds when it
+// resumes (codex-rs core: reconstruct_history_from_rollout, compact.rs):
+//
+//   - response_item lines are the conversation. Consecutive assistant-side
+//     items (reasoning, assistant message, function_call, custom_tool_call,
+//     local_shell_call) with nothing between them are one assistant message
+//     holding all their lines, so parallel calls form one tool group.
+//     function_call_output and custom_tool_call_output are tool messages
+//     (ToolCallIDs = [call_id]).
+//   - A compacted line with replacement_history resets the history to that
+//     list: everything before it becomes compact.Record, and the list's
+//     items become the messages (their Source.Records are the items
+//     themselves, not lines), followed by the items after the line.
+//   - A compacted line without replacement_history (Codex's local
+//     compaction) keeps the user's messages and the developer/system
+//     instructions before it, turns the rest into records, and adds its
+//     message as a Summary user message, as build_compacted_history does.
+//     (Codex also trims those user messages to 20k tokens; they are kept
+//     whole here.)
+//   - event_msg lines (user_message, agent_message, agent_reasoning,
+//     token_count, ...) duplicate or annotate response items: they are kept
+//     as records and never counted. So are session_meta, turn_context,
+//     web_search_call and ghost_snapshot items.
+//   - User messages the harness injects are Synthetic: <environment_context>,
+//     <user_instructions>, "# AGENTS.md instructions", and the IDE's
+//     "# Context from my IDE setup:" block when it carries no
+//     "## My request for Codex:" (when it does, it is the person's ask and
+//     is kept verbatim).
+//   - A user message that starts with Codex's summary prefix, or is a
+//     compact handoff, or is a compacted line's message, is a Summary.
+
+func init() {
+	register(Format{
+		Name:        Codex,
+		Description: "Codex CLI rollout JSONL (~/.codex/sessions/**/rollout-*.jsonl)",
+		Sniff:       sniffCodex,
+		Read:        readCodex,
+		Write:       writeCodex,
+	})
+}
+
+// codexSummaryPrefix opens the summary message Codex's local compaction
+// puts in the history (codex-rs core/templates/compact/summary_prefix.md).
+const codexSummaryPrefix = "Another language model started to solve this problem and produced a summary of its thinking process."
+
+// Rollout line types.
+const (
+	cxSessionMeta  = "session_meta"
+	cxTurnContext  = "turn_context"
+	cxResponseItem = "response_item"
+	cxEventMsg     = "event_msg"
+	cxCompacted    = "compacted"
+)
+
+type codexLine struct {
+	Timestamp string  `json:"timestamp"`
+	Type      string  `json:"type"`
+	Payload   rawSpan `json:"payload"`
+}
+
+type codexItem struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	Role      string  `json:"role"`
+	Content   rawSpan `json:"content"`
+	Summary   rawSpan `json:"summary"`
+	Name      string  `json:"name"`
+	Arguments rawSpan `json:"arguments"`
+	Input     rawSpan `json:"input"`
+	CallID    string  `json:"call_id"`
+	Output    rawSpan `json:"output"`
+	Action    rawSpan `json:"action"`
+}
+
+type codexCompactedItem struct {
+	Message            string    `json:"message"`
+	ReplacementHistory []rawSpan `json:"replacement_history"`
+}
+
+type codexContentItem struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL string `json:"image_url"`
+	Refusal  string `json:"refusal"`
+}
+
+func sniffCodex(head []byte) int {
+	best := 0
+	for _, l := range headRecords(head, 4) {
+		fields, ok := scanObject(l)
+		if !ok || spanOf(l, fields, "payload") == nil {
+			continue
+		}
+		var typ string
+		_ = json.Unmarshal(spanOf(l, fields, "type"), &typ)
+		switch typ {
+		case cxSessionMeta:
+			best = max(best, 95)
+		case cxResponseItem, cxTurnContext, cxEventMsg, cxCompacted:
+			best = max(best, 90)
+		}
+	}
+	return best
+}
+
+func readCodex(r io.Reader, name string) (compact.Transcript, error) {
+	c := cxReader{}
+	err := lines(r, func(line []byte, n int) error {
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		if err := c.add(bytes.Clone(line), n); err != nil {
+			return jsonError(name, Codex, n, err, `a Codex rollout line {"timestamp", "type", "payload"}`)
+		}
+		return nil
+	})
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return compact.Transcript{}, err
+		}
+		return compact.Transcript{}, &Error{File: name, Format: Codex, Offset: -1, Msg: "reading input", Err: err}
+	}
+	return c.transcript(), nil
+}
+
+// cxEntry is a message or a record in file order.
+type cxEntry struct {
+	msg   *compact.Message
+	rec   compact.Record
+	types []string // record type of each source record of msg
+	open  bool     // an assistant message later adjacent items may join
+	inner bool     // msg came from a replacement_history (its records are items, not lines)
+	pos   int
+	pfx   string
+}
+
+type cxReader struct {
+	entries   []cxEntry
+	summaries map[string]bool // messages of compacted lines
+}
+
+func (c *cxReader) add(raw []byte, n int) error {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		if !json.Valid(t) {
+			var v any
+			return json.Unmarshal(t, &v)
+		}
+		c.record("unknown", raw, false)
+		return nil
+	}
+	var l codexLine
+	if err := json.Unmarshal(raw, &l); err != nil {
+		var typ *json.UnmarshalTypeError
+		if !errors.As(err, &typ) {
+			return err
+		}
+		c.record("invalid", raw, false)
+		return nil
+	}
+	switch l.Type {
+	case cxResponseItem:
+		if !c.item(l.Payload, raw, n, "cx", false) {
+			c.record(cxResponseItem+":"+codexItemType(l.Payload), raw, false)
+		}
+	case cxCompacted:
+		var ci codexCompactedItem
+		if l.Payload.first() != '{' || json.Unmarshal(l.Payload, &ci) != nil {
+			c.record("invalid", raw, false)
+			return nil
+		}
+		c.compacted(&ci, raw, n)
+	case cxEventMsg:
+		c.record(cxEventMsg+":"+codexItemType(l.Payload), raw, false)
+	case "":
+		c.record("unknown", raw, false)
+	default:
+		c.record(l.Type, raw, false)
+	}
+	return nil
+}
+
+func codexItemType(payload rawSpan) string {
+	if payload.first() != '{' {
+		return "unknown"
+	}
+	if t := memberString(payload, "type"); t != "" {
+		return t
+	}
+	return "unknown"
+}
+
+func (c *cxReader) record(typ string, raw []byte, marker bool) {
+	c.entries = append(c.entries, cxEntry{rec: compact.Record{Type: typ, Raw: raw, Marker: marker}})
+}
+
+// compacted applies a compacted line (see the package comment above).
+func (c *cxReader) compacted(ci *codexCompactedItem, raw []byte, n int) {
+	if c.summaries == nil {
+		c.summaries = map[string]bool{}
+	}
+	if ci.Message != "" {
+		c.summaries[ci.Message] = true
+	}
+	if ci.ReplacementHistory != nil {
+		c.demote(func(*cxEntry) bool { return false })
+		c.record(cxCompacted, raw, true)
+		pfx := fmt.Sprintf("cx%dr", n)
+		for k, item := range ci.ReplacementHistory {
+			c.item(item, item, k, pfx, true)
+		}
+		c.close()
+		return
+	}
+	c.demote(func(e *cxEntry) bool {
+		m := e.msg
+		switch m.Role {
+		case compact.RoleUser:
+			return !m.Summary
+		case compact.RoleSystem, compact.RoleDeveloper:
+			return true
+		}
+		return false
+	})
+	m := &compact.Message{Role: compact.RoleUser, Summary: true,
+		Parts:  []compact.Part{{Type: compact.PartText, Text: ci.Message}},
+		Source: compact.Source{Records: []json.RawMessage{raw}}}
+	c.entries = append(c.entries, cxEntry{msg: m, types: []string{cxCompacted}, pos: n, pfx: "cx"})
+}
+
+// demote turns the messages before this point that keep does not keep into
+// records. Messages read from a replacement_history vanish instead: their
+// items already live inside the compacted record.
+func (c *cxReader) demote(keep func(*cxEntry) bool) {
+	out := c.entries[:0:0]
+	for _, e := range c.entries {
+		if e.msg == nil || keep(&e) {
+			e.open = false
+			out = append(out, e)
+			continue
+		}
+		if e.inner {
+			continue
+		}
+		for j, raw := range e.msg.Source.Records {
+			out = append(out, cxEntry{rec: compact.Record{Type: e.types[j], Raw: raw, Marker: e.types[j] == cxCompacted}})
+		}
+	}
+	c.entries = out
+}
+
+// close ends any open assistant message.
+func (c *cxReader) close() {
+	if n := len(c.entries); n > 0 {
+		c.entries[n-1].open = false
+	}
+}
+
+// item reads one response item; false when it is not a message item (the
+// caller keeps it as a record). src is what Source.Records keeps: the line,
+// or the item itself inside a replacement_history.
+func (c *cxReader) item(payload rawSpan, src []byte, pos int, pfx string, inner bool) bool {
+	if payload.first() != '{' {
+		return false
+	}
+	var it codexItem
+	if json.Unmarshal(payload, &it) != nil {
+		return false
+	}
+	typ := cxResponseItem + ":" + it.Type
+	if inner {
+		typ = it.Type
+	}
+	parts, role, ok := codexParts(&it)
+	if !ok {
+		if inner {
+			// Not a message (e.g. a ghost snapshot): it stays inside the
+			// compacted record, which is kept whole.
+			c.close()
+			return true
+		}
+		return false
+	}
+	if role == compact.RoleAssistant && len(c.entries) > 0 {
+		last := &c.entries[len(c.entries)-1]
+		if last.open && last.inner == inner {
+			last.msg.Parts = append(last.msg.Parts, parts...)
+			last.msg.Source.Records = append(last.msg.Source.Records, src)
+			last.types = append(last.types, typ)
+			return true
+		}
+	}
+	m := &compact.Message{ID: it.ID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{src}}}
+	switch role {
+	case compact.RoleTool:
+		m.ToolCallIDs = []string{it.CallID}
+	case compact.RoleUser:
+		text := m.Text()
+		m.Summary = strings.HasPrefix(text, codexSummaryPrefix) || c.summaries[text]
+		m.Synthetic = !m.Summary && codexInjected(text)
+		markHandoff(m)
+	}
+	c.close()
+	c.entries = append(c.entries, cxEntry{msg: m, types: []string{typ}, open: role == compact.RoleAssistant, inner: inner, pos: pos, pfx: pfx})
+	return true
+}
+
+// codexParts reads a message item; ok is false for items that are not part
+// of the conversation the model sees as messages.
+func codexParts(it *codexItem) ([]compact.Part, compact.Role, bool) {
+	switch it.Type {
+	case "message":
+		role := compact.Role(it.Role)
+		if it.Role == "" {
+			role = compact.RoleAssistant
+		}
+		return codexContent(it.Content), role, true
+	case "reasoning":
+		var parts []compact.Part
+		for _, s := range codexTexts(it.Summary) {
+			parts = append(parts, compact.Part{Type: compact.PartThinking, Text: s})
+		}
+		for _, s := range codexTexts(it.Content) {
+			parts = append(parts, compact.Part{Type: compact.PartThinking, Text: s})
+		}
+		if len(parts) == 0 {
+			parts = []compact.Part{{Type: compact.PartThinking}} // encrypted only
+		}
+		return parts, compact.RoleAssistant, true
+	case "function_call":
+		var s string
+		args := json.RawMessage("{}")
+		if it.Arguments.first() == '"' && json.Unmarshal(it.Arguments, &s) == nil {
+			args = argsFromString(s)
+		} else if !it.Arguments.isNull() {
+			args = json.RawMessage(it.Arguments)
+		}
+		return codexCall(it.CallID, it.Name, args), compact.RoleAssistant, true
+	case "custom_tool_call":
+		var s string
+		_ = json.Unmarshal(it.Input, &s)
+		return codexCall(it.CallID, it.Name, jsonOf(s)), compact.RoleAssistant, true
+	case "local_shell_call":
+		id := it.CallID
+		if id == "" {
+			id = it.ID
+		}
+		args := json.RawMessage(it.Action)
+		if it.Action.isNull() {
+			args = json.RawMessage("{}")
+		}
+		return codexCall(id, "local_shell", args), compact.RoleAssistant, true
+	case "function_call_output", "custom_tool_call_output":
+		return codexOutput(it.Output), compact.RoleTool, true
+	}
+	return nil, "", false
+}
+
+func codexCall(id, name string, args json.RawMessage) []compact.Part {
+	return []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: args}}}
+}
+
+// codexContent reads a message's content items (or a plain string).
+func codexContent(content rawSpan) []compact.Part {
+	switch content.first() {
+	case '"':
+		var s string
+		_ = json.Unmarshal(content, &s)
+		return []compact.Part{{Type: compact.PartText, Text: s}}
+	case '[':
+	default:
+		return nil
+	}
+	var items []codexContentItem
+	if json.Unmarshal(content, &items) != nil {
+		return nil
+	}
+	parts := make([]compact.Part, 0, len(items))
+	for _, ci := range items {
+		switch ci.Type {
+		case "input_text", "output_text", "text":
+			parts = append(parts, compact.Part{Type: compact.PartText, Text: ci.Text})
+		case "refusal":
+			parts = append(parts, compact.Part{Type: compact.PartText, Text: ci.Refusal})
+		case "input_image":
+			parts = append(parts, compact.Part{Type: compact.PartImage, Image: imageFromURL(ci.ImageURL)})
+		}
+	}
+	return parts
+}
+
+// codexTexts returns the texts of a list of {"type", "text"} items.
+func codexTexts(list rawSpan) []string {
+	if list.first() != '[' {
+		return nil
+	}
+	var items []codexContentItem
+	if json.Unmarshal(list, &items) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.Text)
+	}
+	return out
+}
+
+// codexOutput reads a tool's output: a string (the usual case), a list of
+// content items, or an object with "content".
+func codexOutput(out rawSpan) []compact.Part {
+	switch out.first() {
+	case '"':
+		var s string
+		_ = json.Unmarshal(out, &s)
+		return []compact.Part{{Type: compact.PartText, Text: s}}
+	case '[':
+		return codexContent(out)
+	case '{':
+		if c := memberOf(out, "content"); c != nil {
+			return codexOutput(c)
+		}
+		return []compact.Part{{Type: compact.PartText, Text: string(out)}}
+	}
+	return []compact.Part{{Type: compact.PartText}}
+}
+
+// codexInjected reports whether user text is context Codex or its IDE
+// extension injects rather than something the person wrote.
+func codexInjected(text string) bool {
+	s := strings.TrimSpace(text)
+	switch {
+	case strings.HasPrefix(s, "<environment_context>"),
+		strings.HasPrefix(s, "<user_instructions>"),
+		strings.HasPrefix(s, "# AGENTS.md instructions"):
+		return true
+	case strings.HasPrefix(s, "# Context from my IDE setup:"):
+		return !strings.Contains(s, "## My request for Codex:")
+	}
+	return false
+}
+
+func (c *cxReader) transcript() compact.Transcript {
+	var t compact.Transcript
+	for _, e := range c.entries {
+		if e.msg == nil {
+			e.rec.At = len(t.Messages)
+			t.Records = append(t.Records, e.rec)
+			continue
+		}
+		stampMessage(e.msg, Codex, e.pfx, e.pos)
+		t.Messages = append(t.Messages, *e.msg)
+	}
+	return t
+}
