@@ -196,10 +196,11 @@ func (e *anEncoder) message(m *compact.Message) {
 			}
 		}
 		var blocks []json.RawMessage
-		for k, id := range m.ToolCallIDs {
+		ids := uniqueIDs(m.ToolCallIDs)
+		for k, id := range ids {
 			c := content
 			if k > 0 {
-				c = []compact.Part{{Type: compact.PartText, Text: "(the result is given above, with call " + m.ToolCallIDs[0] + ")"}}
+				c = []compact.Part{{Type: compact.PartText, Text: "(the result is given above, with call " + ids[0] + ")"}}
 			}
 			blocks = append(blocks, resultBlock(id, c, false))
 		}

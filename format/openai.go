@@ -155,10 +155,7 @@ func readOpenAIChatJSONL(r io.Reader, name string) (compact.Transcript, error) {
 		}
 		return t, err
 	}
-	if len(t.Messages) == 0 {
-		return t, &Error{File: name, Format: OpenAIChatJSONL, Offset: -1, Msg: "empty input, expected chat messages, one per line"}
-	}
-	return t, nil
+	return t, nil // no lines: a conversation not started yet (Read rejects empty input it has to detect)
 }
 
 // recordError is a problem with one record, located by the caller.

@@ -190,10 +190,11 @@ func (e *oaEncoder) message(m *compact.Message, legacyName string) {
 	case len(m.ToolCallIDs) > 0:
 		// A tool's answer by id: the message's own content is the result.
 		content := e.content(rest, false)
-		for k, id := range m.ToolCallIDs {
+		ids := uniqueIDs(m.ToolCallIDs)
+		for k, id := range ids {
 			c := content
 			if k > 0 {
-				c = mustMarshal("(the result is given above, with call " + m.ToolCallIDs[0] + ")")
+				c = mustMarshal("(the result is given above, with call " + ids[0] + ")")
 			}
 			e.result(id, c, firstNonEmpty(name, legacyName))
 		}

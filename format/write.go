@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,45 +103,46 @@ func fillCallIDs(msgs []compact.Message, legacy bool) (out []compact.Message, na
 			}
 			queue = append(queue, pending{id, p.ToolCall.Name})
 		}
-		next := func() (pending, bool) {
-			if len(queue) == 0 {
-				return pending{}, false
-			}
-			p := queue[0]
-			queue = queue[1:]
-			return p, true
+		// The id-less results of one message are one answer (ResultIDs lists
+		// an id once): they all take the id of the oldest waiting call.
+		idless := slices.Contains(m.ToolCallIDs, "")
+		for _, p := range m.Parts {
+			idless = idless || p.Type == compact.PartToolResult && p.CallID == ""
 		}
-		for k, id := range m.ToolCallIDs {
-			if id != "" {
-				continue
-			}
-			if p, ok := next(); ok {
-				names[i] = p.name
-				if p.id != "" {
-					own(i).ToolCallIDs[k] = p.id
-				}
+		if !idless || len(queue) == 0 {
+			continue
+		}
+		q := queue[0]
+		queue = queue[1:]
+		names[i] = q.name
+		if q.id == "" {
+			continue
+		}
+		mm := own(i)
+		for k, id := range mm.ToolCallIDs {
+			if id == "" {
+				mm.ToolCallIDs[k] = q.id
 			}
 		}
-		for k, p := range m.Parts {
-			if p.Type != compact.PartToolResult || p.CallID != "" {
-				continue
-			}
-			// Consecutive id-less result parts are one result (one block).
-			if k > 0 && m.Parts[k-1].Type == compact.PartToolResult && m.Parts[k-1].CallID == "" {
-				if prev := out[i].Parts[k-1].CallID; prev != "" {
-					own(i).Parts[k].CallID = prev
-				}
-				continue
-			}
-			if q, ok := next(); ok {
-				names[i] = q.name
-				if q.id != "" {
-					own(i).Parts[k].CallID = q.id
-				}
+		for k, p := range mm.Parts {
+			if p.Type == compact.PartToolResult && p.CallID == "" {
+				mm.Parts[k].CallID = q.id
 			}
 		}
 	}
 	return out, names
+}
+
+// uniqueIDs returns ids without repeats, in order: a result answering the
+// same call twice is one answer.
+func uniqueIDs(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // decodeArgs turns OpenAI's JSON-encoded arguments string into
