@@ -171,7 +171,7 @@ func (c codec) open(blob []byte, kind string) (header, []byte, error) {
 // its sha256.
 func (c codec) encode(cp *Checkpoint) ([]byte, error) {
 	cp.Hash = ""
-	body, err := json.Marshal(cp)
+	body, err := marshalBody(cp)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode session %s: %w", ErrInvalid, cp.Session, err)
 	}
@@ -196,8 +196,8 @@ func (c codec) decode(blob []byte) (*Checkpoint, Meta, error) {
 	if hex.EncodeToString(sum[:]) != h.Meta.Hash {
 		return nil, h.Meta, fmt.Errorf("%w: body does not match its sha256", ErrCorrupt)
 	}
-	var cp Checkpoint
-	if err := json.Unmarshal(body, &cp); err != nil {
+	cp, err := unmarshalBody(body)
+	if err != nil {
 		return nil, h.Meta, fmt.Errorf("%w: body: %v", ErrCorrupt, err)
 	}
 	if cp.SchemaVersion > SchemaVersion {
@@ -209,5 +209,5 @@ func (c codec) decode(blob []byte) (*Checkpoint, Meta, error) {
 		return nil, h.Meta, fmt.Errorf("%w: body is checkpoint %s/%s, header says %s/%s", ErrCorrupt, cp.Session, cp.ID, h.Meta.Session, h.Meta.ID)
 	}
 	cp.Hash = h.Meta.Hash
-	return &cp, h.Meta, nil
+	return cp, h.Meta, nil
 }
