@@ -185,10 +185,14 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	msg.ID = "compact-handoff-" + r.rec.SourceHash[:16]
 	out, origin := assemble(r.t, p, nil, &msg)
 	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, msg.Text(), r.secrets, c.redactor); err != nil {
-		return r.unchanged("validation failed"), err
+		return r.unchanged(err.Error()), err
 	}
-	r.rec.Method = sum.Method
-	r.rec.DroppedFrom, r.rec.DroppedTo = p.HeadEnd, p.TailStart
+	handoffTokens := c.counter.Message(msg)
+	if handoffTokens >= p.DroppedTokens() {
+		// Even forced, a compaction that grows the transcript helps no one.
+		return r.skip(fmt.Sprintf("ineffective: the handoff (%d tokens) is no smaller than the %d messages (%d tokens) it would replace",
+			handoffTokens, p.Dropped(), p.DroppedTokens()), true), nil
+	}
 	pinned := map[int]bool{}
 	for _, i := range p.Pinned {
 		pinned[i] = true
@@ -198,7 +202,9 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 			r.rec.DroppedIDs = append(r.rec.DroppedIDs, r.t.Messages[i].ID)
 		}
 	}
-	r.rec.TokensAfter = r.rec.TokensBefore - p.DroppedTokens() + c.counter.Message(msg)
+	r.rec.Method = sum.Method
+	r.rec.DroppedFrom, r.rec.DroppedTo = p.HeadEnd, p.TailStart
+	r.rec.TokensAfter = r.rec.TokensBefore - p.DroppedTokens() + handoffTokens
 	res := r.finish(out)
 	res.Handoff = &h
 	return res, nil
@@ -296,7 +302,7 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 	}
 	out, origin := assemble(r.t, &p, middle, nil)
 	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, "", nil, c.redactor); err != nil {
-		return r.unchanged("validation failed"), err
+		return r.unchanged(err.Error()), err
 	}
 	r.rec.Method = compact.MethodPrune
 	r.rec.TokensAfter = after

@@ -102,6 +102,12 @@ func TestPlan(t *testing.T) {
 		cfg:     func(c *Config) { c.MinTailMessages = 5 },
 		headEnd: 3, tailStart: 4, pinned: []int{},
 	}, {
+		name: "a handoff its reader did not mark is still folded",
+		msgs: []compact.Message{sys("s"), user("first"), asst("r"), user(compact.Handoff{TaskSnapshot: "old"}.Message().Text()),
+			asst("a"), asst("b"), asst("c"), asst("d")},
+		cfg:     func(c *Config) { c.MinTailMessages = 5 },
+		headEnd: 3, tailStart: 4, pinned: []int{},
+	}, {
 		name: "an earlier handoff stops the head",
 		msgs: []compact.Message{handoffMsg("old"), user("go on"), asst(long), asst(long), asst(long),
 			asst(long), asst(long), asst("end")},
@@ -369,14 +375,15 @@ func (c cancelling) Summarize(ctx context.Context, _ Request) (Summary, error) {
 	return Summary{}, ctx.Err()
 }
 
-// echoing is a summarizer that copies the window into the handoff, as a
-// careless LLM might.
+// echoing is a summarizer that copies the start of every message of the
+// window into the handoff, as a careless LLM might.
 type echoing struct{}
 
 func (echoing) Summarize(_ context.Context, req Request) (Summary, error) {
 	var h compact.Handoff
 	for _, m := range req.Window {
-		h.CompletedActions = append(h.CompletedActions, m.Text()+m.ResultText())
+		s := m.Text() + m.ResultText()
+		h.CompletedActions = append(h.CompletedActions, s[:min(len(s), 60)])
 	}
 	return Summary{Handoff: h, Method: compact.MethodLLM, Model: "echo"}, nil
 }
@@ -407,6 +414,9 @@ func TestSecretsFromTheMiddleNeverReachTheHandoff(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkInvariants(t, in, res)
+		if !res.Changed() {
+			t.Fatalf("%T: nothing compacted: %s", s, res.Record.Reason)
+		}
 		h := res.Transcript.Messages[res.Plan.HeadEnd+len(res.Plan.Pinned)]
 		if strings.Contains(h.Text(), secret) || strings.Contains(logs.String(), secret) {
 			t.Fatalf("%T: secret leaked (handoff %v, logs %v)", s, strings.Contains(h.Text(), secret), strings.Contains(logs.String(), secret))

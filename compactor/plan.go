@@ -104,6 +104,24 @@ func (l *layout) sum(from, to int) int {
 	return s
 }
 
+// isSummary reports whether m summarises earlier turns: marked so by its
+// reader, or a compact handoff by its text (a reader of a format with no
+// place for the mark may not set it).
+func isSummary(m *compact.Message) bool {
+	if m.Summary {
+		return true
+	}
+	if m.Role != compact.RoleUser {
+		return false
+	}
+	for _, p := range m.Parts {
+		if p.Type == compact.PartText {
+			return compact.IsHandoffText(p.Text)
+		}
+	}
+	return false
+}
+
 func isSystem(m *compact.Message) bool {
 	return m.Role == compact.RoleSystem || m.Role == compact.RoleDeveloper
 }
@@ -130,7 +148,8 @@ func (cfg *Config) plan(l *layout) Plan {
 	lastAssistant, latestAsk := -1, -1
 	for i := range l.msgs {
 		m := &l.msgs[i]
-		if m.Summary {
+		summary := isSummary(m)
+		if summary {
 			if firstSummary < 0 {
 				firstSummary = i
 			}
@@ -139,7 +158,7 @@ func (cfg *Config) plan(l *layout) Plan {
 		if m.Role == compact.RoleAssistant {
 			lastAssistant = i
 		}
-		if m.IsUserAsk() {
+		if m.IsUserAsk() && !summary {
 			latestAsk = i
 		}
 	}
@@ -157,7 +176,7 @@ func (cfg *Config) plan(l *layout) Plan {
 
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		m := &l.msgs[i]
-		if m.Summary || l.grouped[i] {
+		if isSummary(m) || l.grouped[i] {
 			continue
 		}
 		if i == latestAsk || (isSystem(m) && !cfg.SummarizeSystemNotes) {

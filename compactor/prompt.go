@@ -35,7 +35,7 @@ func renderWindow(window []compact.Message, count func(string) int, maxTokens, m
 	var items []item
 	for i := range window {
 		m := &window[i]
-		if m.Summary {
+		if isSummary(m) {
 			prev = append(prev, previousText(m, count, maxPrevTokens))
 			continue
 		}
