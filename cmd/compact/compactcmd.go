@@ -2,10 +2,369 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/format"
 )
 
-// runCompact is built by its own issue; until then it says so.
-func runCompact(_ context.Context, _ *env, _ []string) error {
-	return errors.New("compact: not built yet")
+const compactUsage = "compact [flags] [FILE|-]"
+
+const compactExamples = `  compact session.jsonl -o compacted.jsonl
+      compact when over 80% of the model's usable window (an LLM writes the
+      handoff when OPENAI_API_KEY or OPENAI_BASE_URL is set, else the
+      deterministic fallback)
+  compact --force --summarizer fallback --report report.json run.traj > out.traj
+      compact now, offline, and write a JSON report
+  OPENAI_BASE_URL=http://localhost:11434/v1 compact --summary-model llama3.1 --force rollout.jsonl
+      have a local Ollama model write the handoff
+  compact --summarizer prune --force trajectory.json
+      mask old tool outputs instead of summarizing (observation masking)
+`
+
+// compactOptions are the main command's flags.
+type compactOptions struct {
+	model          string
+	window         int
+	threshold      float64
+	target         string
+	keepHead       int
+	keepTailTokens int
+	summarizer     string
+	baseURL        string
+	summaryModel   string
+	timeout        time.Duration
+	retries        int
+	abort          bool
+	focus          string
+	force          bool
+	output         string
+	report         string
+	handoff        string
+}
+
+func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
+	fs := newFlags(e, "compact", compactUsage, compactExamples)
+	fs.StringVar(&o.model, "model", "", "model the transcript is sent to; sets the window, output reserve and tokenizer")
+	fs.IntVar(&o.window, "window", 0, "context window in tokens, overriding the model table")
+	fs.Float64Var(&o.threshold, "threshold", 0.8, "compact at this share of (window - output reserve)")
+	fs.StringVar(&o.target, "target", "50%", "size to compact to: tokens (40000) or a share of the window (40%)")
+	fs.IntVar(&o.keepHead, "keep-head", 1, "exchanges after the system messages kept verbatim")
+	fs.IntVar(&o.keepTailTokens, "keep-tail-tokens", 0, "token budget of the verbatim tail (default 20% of the trigger budget, at least 4 messages)")
+	fs.StringVar(&o.summarizer, "summarizer", "auto", "auto, llm, fallback or prune (auto: llm when an API key or base URL is set)")
+	fs.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (default $OPENAI_BASE_URL, else https://api.openai.com/v1)")
+	fs.StringVar(&o.summaryModel, "summary-model", "gpt-4o-mini", "model that writes the handoff")
+	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "timeout of one LLM call")
+	fs.IntVar(&o.retries, "retries", 3, "retries of a failed LLM call")
+	fs.BoolVar(&o.abort, "abort-on-summary-failure", false, "when the LLM fails, exit 1 and write nothing instead of using the fallback")
+	fs.StringVar(&o.focus, "focus", "", "topic the handoff should pay special attention to")
+	fs.BoolVar(&o.force, "force", false, "compact even below the threshold")
+	fs.StringVar(&o.output, "o", "", "write the compacted transcript to `FILE` (atomically) instead of stdout")
+	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE`")
+	fs.StringVar(&o.handoff, "handoff", "", "also write the rendered handoff to `FILE` (empty when none was written)")
+	return fs
+}
+
+// runCompact is the main command: compact one transcript.
+func runCompact(ctx context.Context, e *env, args []string) error {
+	var o compactOptions
+	fs := compactFlags(e, &o)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	in, err := openInput(e, pos)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	t, err := format.Read(in, in.name, "")
+	if err != nil {
+		return badInput(err)
+	}
+	if f, ok := format.Lookup(format.Name(t.Format)); !ok || f.Write == nil {
+		return usageErrorf("%s: compact cannot write %s transcripts yet (see \"compact convert\")", in.name, t.Format)
+	}
+	cfg, err := o.config(e)
+	if err != nil {
+		return err
+	}
+	progress := newProgress(e)
+	cfg.Observer = progress.observe
+	c, err := compactor.New(cfg)
+	if err != nil {
+		return usageErrorf("%w", err)
+	}
+	res, cerr := c.Compact(ctx, t)
+	progress.clear()
+	// The checkpoint hook (--checkpoint STORE --session ID) goes here: it
+	// stores res.Transcript with res.Record before anything is written out.
+	rep := newCompactReport(in.name, &o, c.Config(), &res, cerr)
+	if o.report != "" {
+		if err := writeFileAtomic(o.report, rep.write); err != nil {
+			return err
+		}
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if err := writeOutput(e, o.output, func(w io.Writer) error {
+		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
+	}); err != nil {
+		return err
+	}
+	if o.handoff != "" {
+		if err := writeFileAtomic(o.handoff, func(w io.Writer) error {
+			if res.Handoff == nil {
+				return nil
+			}
+			_, err := io.WriteString(w, res.Handoff.Render())
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(e.stderr, rep.line())
+	return nil
+}
+
+func (o *compactOptions) check() error {
+	switch {
+	case o.threshold <= 0 || o.threshold > 1:
+		return usageErrorf("--threshold %g: want a share of the window in (0, 1]", o.threshold)
+	case o.window < 0:
+		return usageErrorf("--window %d: want a positive token count", o.window)
+	case o.keepHead < 0:
+		return usageErrorf("--keep-head %d: want 0 or more exchanges", o.keepHead)
+	case o.keepTailTokens < 0:
+		return usageErrorf("--keep-tail-tokens %d: want 0 or more tokens", o.keepTailTokens)
+	case o.retries < 0:
+		return usageErrorf("--retries %d: want 0 or more", o.retries)
+	case o.timeout <= 0:
+		return usageErrorf("--timeout %s: want a positive duration", o.timeout)
+	case o.output == "-" && (o.report == "-" || o.handoff == "-"), o.output == "" && (o.report == "-" || o.handoff == "-"):
+		return usageErrorf("--report and --handoff need a file: the transcript goes to stdout")
+	}
+	if _, err := compactor.ParseStrategy(o.summarizer); err != nil {
+		return usageErrorf("--summarizer: %w", err)
+	}
+	return nil
+}
+
+// config turns the flags and the environment into a compactor.Config;
+// compactor.New fills in what is left zero.
+func (o *compactOptions) config(e *env) (compactor.Config, error) {
+	cfg := compactor.Config{
+		Model:                 o.model,
+		Window:                o.window,
+		Threshold:             o.threshold,
+		Force:                 o.force,
+		KeepHead:              o.keepHead,
+		KeepTailTokens:        o.keepTailTokens,
+		AbortOnSummaryFailure: o.abort,
+		Focus:                 o.focus,
+		LLM: compactor.LLMConfig{
+			BaseURL: o.baseURL,
+			APIKey:  e.getenv("OPENAI_API_KEY"),
+			Model:   o.summaryModel,
+			Timeout: o.timeout,
+			Retries: o.retries,
+		},
+	}
+	if o.keepHead == 0 {
+		cfg.KeepHead = -1 // the compactor's zero means the default, one exchange
+	}
+	if o.retries == 0 {
+		cfg.LLM.Retries = -1
+	}
+	if cfg.LLM.BaseURL == "" {
+		cfg.LLM.BaseURL = e.getenv("OPENAI_BASE_URL")
+	}
+	cfg.Strategy, _ = compactor.ParseStrategy(o.summarizer)
+	window := o.window
+	if window == 0 {
+		window = compactor.DefaultConfig(o.model).Window
+	}
+	target, err := parseTarget(o.target, window)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.TargetTokens = target
+	return cfg, nil
+}
+
+// parseTarget reads "40000" (tokens) or "40%" (of the window).
+func parseTarget(s string, window int) (int, error) {
+	s = strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil || f <= 0 || f > 100 {
+			return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
+		}
+		return int(f / 100 * float64(window)), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
+	}
+	return n, nil
+}
+
+// compactReport is the JSON written by --report.
+type compactReport struct {
+	Input           string             `json:"input"`
+	Output          string             `json:"output"`
+	Format          string             `json:"format"`
+	Model           string             `json:"model"`
+	Window          int                `json:"window"`
+	TokensBefore    int                `json:"tokens_before"`
+	TokensAfter     int                `json:"tokens_after"`
+	Saved           float64            `json:"saved"`
+	Method          compact.Method     `json:"method"`
+	Reason          string             `json:"reason,omitempty"`
+	LLMConfigured   bool               `json:"llm_configured"`
+	SummaryModel    string             `json:"summary_model,omitempty"`
+	DroppedMessages int                `json:"dropped_messages"`
+	PinnedMessages  int                `json:"pinned_messages"`
+	LLMAttempts     int                `json:"llm_attempts"`
+	Ineffective     bool               `json:"ineffective"`
+	Warnings        []string           `json:"warnings"`
+	DurationMS      float64            `json:"duration_ms"`
+	Error           string             `json:"error,omitempty"`
+	Compaction      compact.Compaction `json:"compaction"`
+	Plan            compactor.Plan     `json:"plan"`
+}
+
+func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res *compactor.Result, err error) *compactReport {
+	r := &compactReport{
+		Input: input, Output: o.output, Format: res.Transcript.Format, Model: cfg.Model, Window: cfg.Window,
+		TokensBefore: res.Record.TokensBefore, TokensAfter: res.Record.TokensAfter, Saved: res.Record.Saved(),
+		Method: res.Record.Method, Reason: res.Record.Reason,
+		LLMConfigured: cfg.LLM.APIKey != "" || cfg.LLM.BaseURL != "",
+		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective,
+		Warnings:   append([]string{}, res.Record.Warnings...),
+		DurationMS: float64(res.Record.Duration.Microseconds()) / 1000,
+		Compaction: res.Record, Plan: res.Plan,
+	}
+	if r.Output == "" {
+		r.Output = "-"
+	}
+	if res.Record.Method == compact.MethodLLM {
+		r.SummaryModel = res.Record.Model
+	}
+	if res.Changed() && res.Record.Method != compact.MethodPrune {
+		r.DroppedMessages = len(res.Record.DroppedIDs)
+		r.PinnedMessages = len(res.Plan.Pinned)
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+func (r *compactReport) write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// line is the one line the command prints on stderr.
+func (r *compactReport) line() string {
+	var b strings.Builder
+	b.WriteString("compact: ")
+	secs := r.Compaction.Duration.Round(time.Millisecond).String()
+	if r.Method == compact.MethodNone {
+		fmt.Fprintf(&b, "%d tokens, unchanged (%s), %s", r.TokensBefore, shorten(r.Reason, 160), secs)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d → %d tokens (%+.0f%%), %s", r.TokensBefore, r.TokensAfter, -100*r.Saved, r.Method)
+	switch {
+	case r.Method == compact.MethodLLM:
+		fmt.Fprintf(&b, " (%s, %d attempts)", r.SummaryModel, r.LLMAttempts)
+	case r.Method == compact.MethodFallback && !r.LLMConfigured:
+		b.WriteString(" (no LLM configured)")
+	case r.Method == compact.MethodFallback && r.LLMAttempts > 0:
+		b.WriteString(" (LLM failed: " + shorten(strings.TrimPrefix(r.Reason, "the LLM summary failed, used the deterministic fallback: "), 120) + ")")
+	}
+	fmt.Fprintf(&b, ", %s", secs)
+	if n := len(r.Warnings); n > 0 {
+		fmt.Fprintf(&b, ", %d warning(s): %s", n, shorten(r.Warnings[len(r.Warnings)-1], 100))
+	}
+	return b.String()
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// progress shows what a compaction is doing on a terminal's stderr, on one
+// line that the final line replaces. Off a terminal it shows nothing.
+type progress struct {
+	w     io.Writer
+	on    bool
+	shown bool
+}
+
+func newProgress(e *env) *progress { return &progress{w: e.stderr, on: e.stderrTTY} }
+
+func (p *progress) observe(ev compactor.Event) {
+	if !p.on {
+		return
+	}
+	var msg string
+	switch ev.Kind {
+	case compactor.EventPlanned:
+		msg = fmt.Sprintf("planned: dropping %d messages (%d tokens)", ev.Plan.Dropped(), ev.Plan.DroppedTokens())
+	case compactor.EventPruned:
+		msg = fmt.Sprintf("pruned %d tool outputs and images", ev.Pruned)
+	case compactor.EventSummarizing:
+		msg = fmt.Sprintf("summarizing (attempt %d", ev.Attempt)
+		if ev.Chunks > 1 {
+			msg += fmt.Sprintf(", chunk %d of %d", ev.Chunk, ev.Chunks)
+		}
+		msg += ")"
+	case compactor.EventRetry:
+		msg = fmt.Sprintf("retrying in %s", ev.Delay.Round(time.Millisecond))
+		if ev.Err != nil {
+			msg += ": " + shorten(ev.Err.Error(), 80)
+		}
+	case compactor.EventFallback:
+		msg = "the LLM failed; building the deterministic handoff"
+	default:
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[Kcompact: %s %s", msg, ev.Elapsed.Round(10*time.Millisecond))
+	p.shown = true
+}
+
+func (p *progress) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// printCompactFlags lists the main command's flags, for "compact --help".
+func printCompactFlags(w io.Writer) {
+	var o compactOptions
+	fs := compactFlags(&env{stderr: w}, &o)
+	fs.SetOutput(w)
+	fmt.Fprintf(w, "\nFlags of %q:\n", compactUsage)
+	fs.PrintDefaults()
+	fmt.Fprintf(w, "\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL (the LLM summarizer).\n\nExamples:\n%s", compactExamples)
 }

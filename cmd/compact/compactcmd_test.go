@@ -1,0 +1,351 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+)
+
+const corpusDir = "/work/shared/corpus/transcripts"
+
+// runCmd runs one command line with the given stdin and environment.
+func runCmd(t *testing.T, stdin string, environ map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb,
+		getenv: func(k string) string { return environ[k] }}
+	code = run(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+func readReport(t *testing.T, path string) compactReport {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r compactReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	var raw map[string]any
+	json.Unmarshal(b, &raw)
+	for _, k := range []string{"tokens_before", "tokens_after", "method", "dropped_messages", "llm_attempts", "warnings"} {
+		if _, ok := raw[k]; !ok {
+			t.Fatalf("report lacks %q:\n%s", k, b)
+		}
+	}
+	return r
+}
+
+// chat is an OpenAI Chat Completions transcript long enough to compact:
+// a task, then tool calls with sizeable outputs.
+func chat(calls int) string {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type tc struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	type msg struct {
+		Role       string `json:"role"`
+		Content    any    `json:"content"`
+		ToolCalls  []tc   `json:"tool_calls,omitempty"`
+		ToolCallID string `json:"tool_call_id,omitempty"`
+	}
+	msgs := []msg{{Role: "system", Content: "You are a coding agent."}, {Role: "user", Content: "Fix the flaky test in pkg/cache."}}
+	for i := range calls {
+		id := "call_" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
+		msgs = append(msgs, msg{Role: "assistant", Content: nil, ToolCalls: []tc{{ID: id, Type: "function", Function: fn{Name: "bash", Arguments: `{"cmd":"go test ./pkg/cache -run TestEvict -count=1"}`}}}})
+		msgs = append(msgs, msg{Role: "tool", ToolCallID: id, Content: strings.Repeat("--- FAIL: TestEvict (0.01s) cache_test.go:42: got 3 entries, want 2\n", 40)})
+	}
+	msgs = append(msgs, msg{Role: "assistant", Content: "Fixed: eviction now runs before insert."})
+	b, _ := json.MarshalIndent(msgs, "", "  ")
+	return string(b)
+}
+
+func TestCompactCommandFallbackWithoutLLM(t *testing.T) {
+	dir := t.TempDir()
+	out, rep, hand := filepath.Join(dir, "out.json"), filepath.Join(dir, "report.json"), filepath.Join(dir, "handoff.md")
+	code, stdout, stderr := runCmd(t, chat(40), nil, "--force", "-o", out, "--report", rep, "--handoff", hand, "-")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stdout != "" {
+		t.Fatalf("stdout not empty with -o: %q", stdout)
+	}
+	if lines := strings.Count(stderr, "\n"); lines != 1 || !strings.Contains(stderr, "→") || !strings.Contains(stderr, "fallback (no LLM configured)") {
+		t.Fatalf("stderr is not the one summary line: %q", stderr)
+	}
+	r := readReport(t, rep)
+	if r.Method != compact.MethodFallback || r.LLMConfigured || !strings.Contains(r.Reason, "no LLM configured") ||
+		r.DroppedMessages == 0 || r.TokensAfter >= r.TokensBefore || r.LLMAttempts != 0 {
+		t.Fatalf("report %+v", r)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := format.Read(f, out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Format != string(format.OpenAIChat) || len(tr.Orphans()) != 0 {
+		t.Fatalf("output format %s, orphans %v", tr.Format, tr.Orphans())
+	}
+	h, err := os.ReadFile(hand)
+	if err != nil || !strings.HasPrefix(string(h), "## Task snapshot") {
+		t.Fatalf("handoff file: %v %.200q", err, h)
+	}
+	// The output holds the same handoff, as a marked user message.
+	var found bool
+	for _, m := range tr.Messages {
+		found = found || compact.IsHandoffText(m.Text()) && strings.Contains(m.Text(), strings.TrimSpace(string(h)))
+	}
+	if !found {
+		t.Fatal("the output has no handoff message matching --handoff")
+	}
+}
+
+func TestCompactCommandBelowThreshold(t *testing.T) {
+	in := chat(3)
+	code, stdout, stderr := runCmd(t, in, nil, "-")
+	if code != exitOK || !strings.Contains(stderr, "unchanged (below the trigger") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	tr, err := format.Read(strings.NewReader(stdout), "out", "")
+	orig, _ := format.Read(strings.NewReader(in), "in", "")
+	if err != nil || tr.Hash() != orig.Hash() {
+		t.Fatalf("unchanged transcript differs: %v", err)
+	}
+}
+
+// fakeLLM answers chat completions with a fixed handoff, or fails with
+// status when it is set.
+func fakeLLM(t *testing.T, status int, calls *atomic.Int32) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if status != 0 {
+			w.WriteHeader(status)
+			io.WriteString(w, `{"error":{"message":"boom","type":"server_error"}}`)
+			return
+		}
+		h := compact.Handoff{TaskSnapshot: "Fix the flaky test in pkg/cache.", Goal: "A green pkg/cache.",
+			ErrorsAndFixes: []string{"TestEvict: got 3 entries, want 2"}}
+		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": h.Render()}}}})
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestCompactCommandLLM(t *testing.T) {
+	var calls atomic.Int32
+	srv := fakeLLM(t, 0, &calls)
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "r.json")
+	environ := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_API_KEY": "sk-test"}
+	code, stdout, stderr := runCmd(t, chat(40), environ, "--force", "--report", rep, "--summary-model", "small-model", "-")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readReport(t, rep)
+	if r.Method != compact.MethodLLM || r.LLMAttempts != 1 || r.SummaryModel != "small-model" || calls.Load() != 1 {
+		t.Fatalf("report %+v, calls %d", r, calls.Load())
+	}
+	if !strings.Contains(stdout, "A green pkg/cache.") || !strings.Contains(stderr, "llm (small-model, 1 attempts)") {
+		t.Fatalf("stdout lacks the LLM handoff or stderr %q", stderr)
+	}
+	// --base-url wins over the environment.
+	var other atomic.Int32
+	srv2 := fakeLLM(t, 0, &other)
+	code, _, stderr = runCmd(t, chat(40), environ, "--force", "--base-url", srv2.URL+"/v1", "-")
+	if code != exitOK || other.Load() != 1 || calls.Load() != 1 {
+		t.Fatalf("exit %d, base-url server %d calls, env server %d: %s", code, other.Load(), calls.Load(), stderr)
+	}
+}
+
+func TestCompactCommandLLMFailure(t *testing.T) {
+	var calls atomic.Int32
+	srv := fakeLLM(t, http.StatusServiceUnavailable, &calls)
+	environ := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1"}
+	dir := t.TempDir()
+	out, rep := filepath.Join(dir, "out.json"), filepath.Join(dir, "r.json")
+
+	code, _, stderr := runCmd(t, chat(40), environ, "--force", "--retries", "1", "--report", rep, "-o", out, "-")
+	r := readReport(t, rep)
+	if code != exitOK || r.Method != compact.MethodFallback || r.LLMAttempts != 2 || calls.Load() != 2 ||
+		!strings.Contains(stderr, "LLM failed: summary failed: HTTP 503") {
+		t.Fatalf("exit %d, report %+v, calls %d, stderr %q", code, r, calls.Load(), stderr)
+	}
+
+	os.Remove(out)
+	code, stdout, stderr := runCmd(t, chat(40), environ, "--force", "--retries", "0", "--abort-on-summary-failure", "--report", rep, "-o", out, "-")
+	r = readReport(t, rep)
+	if code != exitFailure || stdout != "" || r.Method != compact.MethodNone || r.Error == "" || !strings.Contains(stderr, "summary failed") {
+		t.Fatalf("abort: exit %d, report %+v, stderr %q", code, r, stderr)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("abort wrote the output: %v", err)
+	}
+}
+
+func TestCompactCommandPrune(t *testing.T) {
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "r.json")
+	code, _, stderr := runCmd(t, chat(40), nil, "--force", "--summarizer", "prune", "--report", rep, "-")
+	r := readReport(t, rep)
+	if code != exitOK || r.Method != compact.MethodPrune || r.DroppedMessages != 0 || r.TokensAfter >= r.TokensBefore {
+		t.Fatalf("exit %d, report %+v: %s", code, r, stderr)
+	}
+}
+
+func TestCompactCommandUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		in   string
+		want string
+	}{
+		{"threshold", []string{"--threshold", "1.5", "-"}, chat(2), "--threshold"},
+		{"summarizer", []string{"--summarizer", "magic", "-"}, chat(2), "unknown summarizer"},
+		{"target", []string{"--target", "half", "-"}, chat(2), "--target"},
+		{"retries", []string{"--retries", "-1", "-"}, chat(2), "--retries"},
+		{"llm without a provider", []string{"--summarizer", "llm", "-"}, chat(2), "API key or a base URL"},
+		{"report to stdout", []string{"--report", "-", "-"}, chat(2), "need a file"},
+		{"two files", []string{"a", "b"}, "", "expected one FILE"},
+		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, "", "no such file"},
+		{"directory", []string{dir}, "", "is a directory"},
+		{"not a transcript", []string{"-"}, "hello world", "unrecognised transcript format"},
+		{"empty input", []string{"-"}, "", "empty input"},
+		{"unknown flag", []string{"--frobnicate"}, "", "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, tt.in, nil, tt.args...)
+			if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 mentioning %q", code, stdout, stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompactCommandHelp(t *testing.T) {
+	code, _, stderr := runCmd(t, "", nil, "--force", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, f := range []string{"-model", "-window", "-threshold", "-target", "-keep-head", "-keep-tail-tokens", "-summarizer",
+		"-base-url", "-summary-model", "-timeout", "-retries", "-abort-on-summary-failure", "-focus", "-force", "-o", "-report", "-handoff"} {
+		if !strings.Contains(stderr, "  "+f+" ") && !strings.Contains(stderr, "  "+f+"\n") {
+			t.Errorf("help lacks %s", f)
+		}
+	}
+}
+
+// TestCompactCommandCorpus compacts every corpus transcript with the
+// fallback, forced, and checks the output reads back in the same format
+// with no orphaned tool call or result.
+func TestCompactCommandCorpus(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*"))
+	if len(files) == 0 {
+		t.Skip("corpus not found at " + corpusDir)
+	}
+	dir := t.TempDir()
+	for _, path := range files {
+		name := filepath.Base(path)
+		if name == "SOURCES.md" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			in, err := readTranscript(path)
+			if err != nil {
+				if errors.Is(err, format.ErrUnknownFormat) {
+					t.Skipf("no reader registered for %s yet: %v", name, err)
+				}
+				t.Fatalf("read input: %v", err)
+			}
+			if f, _ := format.Lookup(format.Name(in.Format)); f.Write == nil {
+				t.Skipf("no writer registered for %s yet", in.Format)
+			}
+			out, rep := filepath.Join(dir, name), filepath.Join(dir, name+".report.json")
+			code, _, stderr := runCmd(t, "", nil, path, "--summarizer", "fallback", "--force", "-o", out, "--report", rep)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r := readReport(t, rep)
+			got, err := readTranscript(out)
+			if err != nil {
+				t.Fatalf("read output: %v", err)
+			}
+			if got.Format != in.Format {
+				t.Fatalf("output format %s, input %s", got.Format, in.Format)
+			}
+			// Compaction adds no orphan. An input's own orphans (a call still
+			// running when the session stopped) may remain in the verbatim
+			// tail; they are logged.
+			known := map[string]bool{}
+			for _, o := range in.Orphans() {
+				known[string(o.Kind)+" "+o.CallID] = true
+			}
+			for _, o := range got.Orphans() {
+				if !known[string(o.Kind)+" "+o.CallID] {
+					t.Fatalf("compaction orphaned %s %q (output message %d)", o.Kind, o.CallID, o.Index)
+				}
+				t.Logf("kept the input's own orphan: %s %q", o.Kind, o.CallID)
+			}
+			handoffs := 0
+			for _, m := range got.Messages {
+				if m.Summary || compact.IsHandoffText(m.Text()) {
+					handoffs++
+				}
+			}
+			if r.Method == compact.MethodFallback && handoffs != 1 {
+				t.Fatalf("%d summary messages after a fallback compaction", handoffs)
+			}
+			t.Logf("%s: %s", in.Format, strings.TrimSpace(stderr))
+		})
+	}
+}
+
+func readTranscript(path string) (compact.Transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return compact.Transcript{}, err
+	}
+	defer f.Close()
+	return format.Read(f, path, "")
+}
+
+func TestHelpShowsMainCommandFlags(t *testing.T) {
+	code, stdout, _ := runCmd(t, "", nil, "--help")
+	if code != exitOK || !strings.Contains(stdout, "-keep-tail-tokens") || !strings.Contains(stdout, "OPENAI_BASE_URL") ||
+		!strings.Contains(stdout, "checkpoint") {
+		t.Fatalf("exit %d, help:\n%s", code, stdout)
+	}
+}
