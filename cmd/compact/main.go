@@ -99,6 +99,7 @@ Commands:
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
+	printCompactFlags(w)
 	fmt.Fprint(w, `
 Run "compact COMMAND --help" for a command's flags and examples.
 
