@@ -1,0 +1,211 @@
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/compactkit/compact"
+)
+
+// mini-swe-agent saves a run as <instance>.traj.json: {"info",
+// "messages", "trajectory_format", "instance_id"}, where "messages" are
+// OpenAI chat messages with mini-swe-agent's additions:
+//
+//   - "reasoning_content" (reasoning models) → a thinking part before the
+//     text;
+//   - assistant "tool_calls" and tool messages with "tool_call_id";
+//   - "extra" (the raw model response, the parsed actions, the command's
+//     raw output), kept in the record;
+//   - a final message of role "exit", written after the run ends, whose
+//     content is the submission or the error. The model never sees it, and
+//     it answers no call. It is read as a Synthetic user message named
+//     "exit" (Message.Name), so it never passes for the person's ask, and
+//     a changed one is written back with role "exit".
+//
+// Older runs (and its test data) store the bare list of messages. Such a
+// list is detected as mini-swe-agent only when something marks it as such
+// (an "extra" field or an "exit" message); otherwise it is plain OpenAI
+// chat and the OpenAI reader takes it.
+//
+// The rest of the document is the transcript's Envelope.
+
+func init() {
+	register(Format{
+		Name:        MiniSWEAgent,
+		Description: `mini-swe-agent trajectory (.traj.json: {"info", "messages"}, or its bare message list)`,
+		Sniff:       sniffMiniSWE,
+		Read:        readMiniSWE,
+		Write:       writeMiniSWE,
+	})
+}
+
+const miniExitRole = "exit"
+
+type miniMessage struct {
+	Role             string     `json:"role"`
+	Content          rawSpan    `json:"content"`
+	ReasoningContent string     `json:"reasoning_content"`
+	ToolCalls        []chatCall `json:"tool_calls"`
+	ToolCallID       string     `json:"tool_call_id"`
+	Name             string     `json:"name"`
+}
+
+func sniffMiniSWE(head []byte) int {
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+	if len(t) == 0 {
+		return 0
+	}
+	if t[0] == '[' {
+		// Only what tells it apart from a plain OpenAI list.
+		for _, m := range headItems(t, 64) {
+			if hasMembers(m, "role") && (hasMembers(m, "extra") || memberString(m, "role") == miniExitRole) {
+				return 70
+			}
+		}
+		return 0
+	}
+	fields, _ := scanObject(t)
+	has := func(k string) bool { return spanOf(t, fields, k) != nil }
+	if !has("messages") {
+		return 0
+	}
+	var tf string
+	_ = json.Unmarshal(spanOf(t, fields, "trajectory_format"), &tf)
+	switch {
+	case bytes.HasPrefix([]byte(tf), []byte("mini-swe-agent")):
+		return 95
+	case has("info"):
+		for _, m := range headItems(spanOf(t, fields, "messages"), 2) {
+			if hasMembers(m, "role") {
+				return 85
+			}
+		}
+	}
+	return 0
+}
+
+func readMiniSWE(r io.Reader, name string) (compact.Transcript, error) {
+	const expected = `a mini-swe-agent trajectory {"info", "messages": [...]} or a list of messages`
+	doc, err := readWholeDoc(r, name, MiniSWEAgent, expected)
+	if err != nil {
+		return compact.Transcript{}, err
+	}
+	key := "messages"
+	if doc[scanSpace(doc, 0)] == '[' {
+		key = ""
+	}
+	d, ok := splitList(doc, key)
+	if !ok {
+		return compact.Transcript{}, &Error{File: name, Format: MiniSWEAgent, Offset: -1, Msg: "expected " + expected}
+	}
+	t := compact.Transcript{Envelope: d.env}
+	for i, raw := range d.elems {
+		m, ok := miniRead(raw)
+		if !ok {
+			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: "invalid", Raw: raw})
+			continue
+		}
+		stampMessage(&m, MiniSWEAgent, "mini", i)
+		t.Messages = append(t.Messages, m)
+	}
+	return t, nil
+}
+
+func miniRead(raw []byte) (compact.Message, bool) {
+	var mm miniMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &mm) != nil {
+		return compact.Message{}, false
+	}
+	parts, ok := chatParts(mm.Content)
+	if !ok {
+		return compact.Message{}, false
+	}
+	if mm.ReasoningContent != "" {
+		parts = append([]compact.Part{{Type: compact.PartThinking, Text: mm.ReasoningContent}}, parts...)
+	}
+	for k := range mm.ToolCalls {
+		parts = append(parts, mm.ToolCalls[k].part())
+	}
+	m := compact.Message{Role: compact.Role(mm.Role), Name: mm.Name, Parts: parts,
+		Source: compact.Source{Records: []json.RawMessage{raw}}}
+	if mm.ToolCallID != "" {
+		m.ToolCallIDs = []string{mm.ToolCallID}
+	}
+	if mm.Role == miniExitRole {
+		m.Role, m.Name, m.Synthetic = compact.RoleUser, miniExitRole, true
+	}
+	markHandoff(&m)
+	return m, true
+}
+
+func writeMiniSWE(w io.Writer, t compact.Transcript) error {
+	elems := listLayout(&t, nil, func(m *compact.Message) [][]byte {
+		if !mustEncode(m, MiniSWEAgent) {
+			return sourceRecords(m)
+		}
+		return [][]byte{miniEncode(m)}
+	})
+	env := t.Envelope
+	key := "messages"
+	switch {
+	case t.Format != string(MiniSWEAgent) || len(env) == 0:
+		env = []byte(`{"messages":[]}`)
+	case env[scanSpace(env, 0)] == '[':
+		key = ""
+	}
+	return fillList(w, env, key, elems)
+}
+
+// miniEncode writes a changed or new message; a changed one keeps every
+// field of its record ("extra" included) but the ones the parts define.
+func miniEncode(m *compact.Message) []byte {
+	role := string(m.Role)
+	switch {
+	case m.Name == miniExitRole && m.Synthetic:
+		role = miniExitRole
+	case m.Role == "":
+		role = string(compact.RoleUser)
+	}
+	var rest []compact.Part
+	reasoning := ""
+	for _, p := range m.Parts {
+		if p.Type == compact.PartThinking {
+			if reasoning != "" {
+				reasoning += "\n"
+			}
+			reasoning += p.Text
+			continue
+		}
+		rest = append(rest, p)
+	}
+	calls := m.ToolCalls()
+	set := map[string]json.RawMessage{"role": jsonOf(role)}
+	order := []string{"role", "content", "reasoning_content", "tool_calls", "tool_call_id"}
+	var drop []string
+	rec := baseRecord(m, MiniSWEAgent)
+	set["content"] = chatContentJSON(rest, rawSpan(memberOf(rec, "content")).first() == '[')
+	if reasoning != "" {
+		set["reasoning_content"] = jsonOf(reasoning)
+	} else {
+		drop = append(drop, "reasoning_content")
+	}
+	if len(calls) > 0 {
+		set["tool_calls"] = chatToolCallsJSON(calls)
+	} else if rec == nil || string(memberOf(rec, "tool_calls")) != "null" {
+		drop = append(drop, "tool_calls")
+	}
+	if len(m.ToolCallIDs) > 0 {
+		set["tool_call_id"] = jsonOf(m.ToolCallIDs[0])
+	} else {
+		drop = append(drop, "tool_call_id")
+	}
+	if m.Name != "" && m.Name != miniExitRole {
+		set["name"] = jsonOf(m.Name)
+		order = append(order, "name")
+	}
+	if rec == nil {
+		rec = []byte("{}")
+	}
+	return withMembers(rec, set, order, drop...)
+}
