@@ -1,0 +1,335 @@
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// Gemini CLI records each chat in ~/.gemini/tmp/<project hash>/chats/
+// session-<time>-<id>.json: {"sessionId", "projectHash", "startTime",
+// "lastUpdated", "messages"}. A message has an id, a timestamp and a type:
+//
+//   - "user": the person's text → a user message;
+//   - "gemini": the model's turn → an assistant message: "thoughts"
+//     ({subject, description}) become thinking parts, "content" the text,
+//     and each of "toolCalls" a tool call (id, name, args) followed by its
+//     results: result[].functionResponse (id, response.output or
+//     response.error; status "error" marks it failed). Call and result sit
+//     in one message, which ToolGroups allows;
+//   - "info", "error", "warning": notes the CLI showed, never sent to the
+//     model: kept as records of that Type.
+//
+// Content may be a string or a list of parts ({"text"}); both are read. The
+// rest of the document is the transcript's Envelope.
+
+func init() {
+	register(Format{
+		Name:        GeminiCLI,
+		Description: `Gemini CLI chat recording ({"sessionId", "projectHash", "messages": [...]})`,
+		Sniff:       sniffGemini,
+		Read:        readGemini,
+		Write:       writeGemini,
+	})
+}
+
+type gemMessage struct {
+	ID        string        `json:"id"`
+	Type      string        `json:"type"`
+	Content   rawSpan       `json:"content"`
+	Thoughts  []gemThought  `json:"thoughts"`
+	ToolCalls []gemToolCall `json:"toolCalls"`
+}
+
+type gemThought struct {
+	Subject     string `json:"subject"`
+	Description string `json:"description"`
+}
+
+type gemToolCall struct {
+	ID     string          `json:"id"`
+	Name   string          `json:"name"`
+	Args   json.RawMessage `json:"args"`
+	Result []struct {
+		FunctionResponse *struct {
+			ID       string  `json:"id"`
+			Response rawSpan `json:"response"`
+		} `json:"functionResponse"`
+	} `json:"result"`
+	Status string `json:"status"`
+}
+
+func sniffGemini(head []byte) int {
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+	fields, _ := scanObject(t)
+	has := func(k string) bool { return spanOf(t, fields, k) != nil }
+	if !has("messages") {
+		return 0
+	}
+	if has("sessionId") && has("projectHash") {
+		return 95
+	}
+	if has("sessionId") {
+		for _, m := range headItems(spanOf(t, fields, "messages"), 3) {
+			switch memberString(m, "type") {
+			case "user", "gemini":
+				return 85
+			}
+		}
+	}
+	return 0
+}
+
+func readGemini(r io.Reader, name string) (compact.Transcript, error) {
+	const expected = `a Gemini CLI chat recording {"sessionId", "messages": [...]}`
+	doc, err := readWholeDoc(r, name, GeminiCLI, expected)
+	if err != nil {
+		return compact.Transcript{}, err
+	}
+	d, ok := splitList(doc, "messages")
+	if !ok {
+		return compact.Transcript{}, &Error{File: name, Format: GeminiCLI, Offset: -1, Msg: "expected " + expected}
+	}
+	t := compact.Transcript{Envelope: d.env}
+	for i, raw := range d.elems {
+		var gm gemMessage
+		if raw[0] != '{' || json.Unmarshal(raw, &gm) != nil {
+			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: "invalid", Raw: raw})
+			continue
+		}
+		var role compact.Role
+		switch gm.Type {
+		case "user":
+			role = compact.RoleUser
+		case "gemini", "model":
+			role = compact.RoleAssistant
+		default:
+			typ := gm.Type
+			if typ == "" {
+				typ = "unknown"
+			}
+			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: typ, Raw: raw})
+			continue
+		}
+		m := compact.Message{ID: gm.ID, Role: role, Parts: gemParts(&gm), Source: compact.Source{Records: []json.RawMessage{raw}}}
+		markHandoff(&m)
+		stampMessage(&m, GeminiCLI, "gem", i)
+		t.Messages = append(t.Messages, m)
+	}
+	return t, nil
+}
+
+func gemParts(gm *gemMessage) []compact.Part {
+	var parts []compact.Part
+	for _, th := range gm.Thoughts {
+		parts = append(parts, compact.Part{Type: compact.PartThinking, Text: gemThoughtText(th)})
+	}
+	parts = append(parts, gemContent(gm.Content)...)
+	for _, tc := range gm.ToolCalls {
+		args := tc.Args
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		parts = append(parts, compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: args}})
+		for _, res := range tc.Result {
+			fr := res.FunctionResponse
+			if fr == nil {
+				continue
+			}
+			id := fr.ID
+			if id == "" {
+				id = tc.ID
+			}
+			text, failed := gemResponse(fr.Response)
+			parts = append(parts, compact.Part{Type: compact.PartToolResult, CallID: id, Text: text,
+				IsError: failed || tc.Status == "error"})
+		}
+	}
+	return parts
+}
+
+// gemThoughtText joins a thought's subject and description on one line
+// break; gemThoughtJSON splits them again.
+func gemThoughtText(th gemThought) string {
+	if th.Subject == "" {
+		return th.Description
+	}
+	return th.Subject + "\n" + th.Description
+}
+
+func gemThoughtJSON(s string) json.RawMessage {
+	subject, desc, ok := strings.Cut(s, "\n")
+	if !ok {
+		subject, desc = "", s
+	}
+	var o jsonObject
+	o.add("subject", subject).add("description", desc)
+	return o.bytes()
+}
+
+// gemContent reads content given as a string or as parts with "text".
+func gemContent(c rawSpan) []compact.Part {
+	switch c.first() {
+	case '"':
+		var s string
+		_ = json.Unmarshal(c, &s)
+		if s == "" {
+			return nil
+		}
+		return []compact.Part{{Type: compact.PartText, Text: s}}
+	case '{':
+		return gemContent(rawSpan("[" + string(c) + "]"))
+	case '[':
+		var items []rawSpan
+		if json.Unmarshal(c, &items) != nil {
+			return nil
+		}
+		var parts []compact.Part
+		for _, it := range items {
+			if it.first() == '"' {
+				parts = append(parts, gemContent(it)...)
+				continue
+			}
+			if txt := memberOf(it, "text"); txt != nil {
+				parts = append(parts, gemContent(rawSpan(txt))...)
+			}
+		}
+		return parts
+	}
+	return nil
+}
+
+// gemResponse returns a function response's text: its "output" (or
+// "error") string, or the response as JSON when it is neither.
+func gemResponse(resp rawSpan) (string, bool) {
+	if resp.first() != '{' {
+		return string(resp), false
+	}
+	if out := memberOf(resp, "output"); rawSpan(out).first() == '"' {
+		return memberString(resp, "output"), false
+	}
+	if e := memberOf(resp, "error"); e != nil {
+		if rawSpan(e).first() == '"' {
+			return memberString(resp, "error"), true
+		}
+		return string(e), true
+	}
+	return string(resp), false
+}
+
+func writeGemini(w io.Writer, t compact.Transcript) error {
+	ts := gemNewest(&t)
+	elems := listLayout(&t, nil, func(m *compact.Message) [][]byte {
+		if !mustEncode(m, GeminiCLI) {
+			return sourceRecords(m)
+		}
+		return [][]byte{gemEncode(m, ts)}
+	})
+	env := t.Envelope
+	if t.Format != string(GeminiCLI) || memberOf(env, "messages") == nil {
+		env = []byte(`{"messages":[]}`)
+	}
+	return fillList(w, env, "messages", elems)
+}
+
+// gemEncode writes a changed or new message. A changed one keeps its
+// record's other fields (id, timestamp, model, tokens) and each tool call's
+// own fields (status, display name, ...), replacing what the parts define.
+func gemEncode(m *compact.Message, ts string) []byte {
+	rec := baseRecord(m, GeminiCLI)
+	oldCalls := map[string][]byte{}
+	if rec != nil {
+		for _, c := range headItems(memberOf(rec, "toolCalls"), 1<<20) {
+			oldCalls[memberString(c, "id")] = c
+		}
+	}
+	var text []string
+	thoughts := []json.RawMessage{}
+	calls := []json.RawMessage{}
+	results := map[string][]json.RawMessage{}
+	for _, p := range m.Parts {
+		switch p.Type {
+		case compact.PartText:
+			text = append(text, p.Text)
+		case compact.PartThinking:
+			thoughts = append(thoughts, gemThoughtJSON(p.Text))
+		case compact.PartToolCall:
+			if p.ToolCall != nil {
+				calls = append(calls, nil) // filled below, once results are known
+			}
+		case compact.PartToolResult:
+			key := "output"
+			if p.IsError {
+				key = "error"
+			}
+			var fr, resp jsonObject
+			resp.add(key, p.Text)
+			fr.add("id", p.CallID).add("name", gemCallName(m, p.CallID)).add("response", json.RawMessage(resp.bytes()))
+			results[p.CallID] = append(results[p.CallID], jsonOf(map[string]json.RawMessage{"functionResponse": fr.bytes()}))
+		}
+	}
+	k := 0
+	for _, tc := range m.ToolCalls() {
+		res := results[tc.ID]
+		if res == nil {
+			res = []json.RawMessage{}
+		}
+		set := map[string]json.RawMessage{"id": jsonOf(tc.ID), "name": jsonOf(tc.Name), "args": tc.Arguments, "result": jsonOf(res)}
+		base := oldCalls[tc.ID]
+		if base == nil {
+			base = []byte("{}")
+			set["status"] = jsonOf("success")
+		}
+		calls[k] = withMembers(base, set, []string{"id", "name", "args", "result", "status"})
+		k++
+	}
+	set := map[string]json.RawMessage{"content": jsonOf(strings.Join(text, "\n"))}
+	fieldOrder := []string{"id", "timestamp", "type", "content", "thoughts", "toolCalls"}
+	var drop []string
+	if len(thoughts) > 0 {
+		set["thoughts"] = jsonOf(thoughts)
+	} else {
+		drop = append(drop, "thoughts")
+	}
+	if len(calls) > 0 {
+		set["toolCalls"] = jsonOf(calls)
+	} else {
+		drop = append(drop, "toolCalls")
+	}
+	if rec == nil {
+		typ := "user"
+		if m.Role == compact.RoleAssistant {
+			typ = "gemini"
+		}
+		set["id"] = jsonOf(ccUUID("gemini", m.Fingerprint(), ts))
+		set["timestamp"] = jsonOf(ts)
+		set["type"] = jsonOf(typ)
+		rec = []byte("{}")
+	}
+	return withMembers(rec, set, fieldOrder, drop...)
+}
+
+func gemCallName(m *compact.Message, id string) string {
+	for _, tc := range m.ToolCalls() {
+		if tc.ID == id {
+			return tc.Name
+		}
+	}
+	return ""
+}
+
+// gemNewest is the newest message timestamp, for new messages.
+func gemNewest(t *compact.Transcript) string {
+	newest := memberString(t.Envelope, "lastUpdated")
+	for i := range t.Messages {
+		for _, rec := range t.Messages[i].Source.Records {
+			if s := memberString(rec, "timestamp"); s > newest {
+				newest = s
+			}
+		}
+	}
+	return newest
+}
