@@ -1,0 +1,562 @@
+package format
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// OpenHands records a run as a stream of events, each an action (what a
+// user or the agent did: "message", "run", "edit", "read", "think",
+// "finish", ...) or an observation (what came back), with "source" user,
+// agent or environment. Two files hold them:
+//
+//   - trajectories: a JSON array of events (saved trajectories, the
+//     runtime's test trajectories);
+//   - evaluation output: JSONL, one benchmark instance per line
+//     ({"instance_id", "instruction", "history": [events], "metrics", ...}).
+//
+// Events map onto messages the way OpenHands' ConversationMemory builds the
+// prompt:
+//
+//   - message actions are user or assistant text (an old event with no
+//     source is the user's until the agent has acted); the system action is
+//     the system prompt;
+//   - an action with tool_call_metadata is an assistant tool call (id
+//     tool_call_id, name function_name, arguments as the model sent them in
+//     model_response, else the action's args), its "thought" the text
+//     before it; consecutive actions from one model response are one
+//     message; the observation that carries the same tool_call_id is the
+//     tool message answering it (ToolCallIDs);
+//   - older events have no tool metadata: an agent action that runs
+//     something becomes a call with a derived id ("oh-<event id>") and the
+//     observation caused by it (or, with no cause, the next one of the same
+//     kind) answers it, so pairs stay intact;
+//   - other observations the model is shown (errors, recalled workspace
+//     context) are Synthetic user messages;
+//   - bookkeeping events (agent state changes, null observations, recall
+//     requests) are records, Type "action:<kind>" or "observation:<kind>".
+//
+// An evaluation-output file holds several instances. Read returns the first
+// one as the transcript and keeps every other line as a record of Type
+// "instance" (before it: At 0; after it: At len(Messages)), so writing the
+// transcript back rewrites that instance and copies the others.
+// ReadOpenHandsInstance picks an instance by its instance_id the same way;
+// ReadOpenHandsInstances returns them all, each on its own. The instance
+// line around "history" (instance, metrics, test_result, ...) is the
+// transcript's Envelope.
+
+func init() {
+	register(Format{
+		Name:        OpenHands,
+		Description: "OpenHands event trajectory (JSON array) or evaluation output (JSONL, one instance per line)",
+		Sniff:       sniffOpenHands,
+		Read:        readOpenHands,
+		Write:       writeOpenHands,
+	})
+}
+
+// ErrInstanceNotFound is returned (wrapped) by ReadOpenHandsInstance when
+// the file has no instance with the requested id.
+var ErrInstanceNotFound = errors.New("instance not found")
+
+// OpenHandsInstance is one instance of an OpenHands evaluation-output file.
+type OpenHandsInstance struct {
+	ID         string // instance_id; "" when the line has none
+	Line       int    // 1-based line number in the file
+	Transcript compact.Transcript
+}
+
+const ohInstance = "instance" // Record.Type of the other instances' lines
+
+type ohEvent struct {
+	ID          rawSpan     `json:"id"`
+	Source      string      `json:"source"`
+	Message     string      `json:"message"`
+	Action      string      `json:"action"`
+	Observation string      `json:"observation"`
+	Content     rawSpan     `json:"content"`
+	Cause       rawSpan     `json:"cause"`
+	Args        rawSpan     `json:"args"`
+	Thought     string      `json:"thought"`
+	Meta        *ohToolMeta `json:"tool_call_metadata"`
+}
+
+type ohToolMeta struct {
+	FunctionName  string  `json:"function_name"`
+	ToolCallID    string  `json:"tool_call_id"`
+	ModelResponse rawSpan `json:"model_response"`
+}
+
+func sniffOpenHands(head []byte) int {
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+	if len(t) == 0 {
+		return 0
+	}
+	events := func(list []byte) bool {
+		for _, e := range headItems(list, 4) {
+			if !hasMembers(e, "action") && !hasMembers(e, "observation") {
+				continue
+			}
+			for _, k := range []string{"source", "id", "timestamp", "message", "args", "content", "thought", "extras", "cause"} {
+				if hasMembers(e, k) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if t[0] == '[' {
+		if events(t) {
+			return 85
+		}
+		return 0
+	}
+	fields, _ := scanObject(t)
+	if h := spanOf(t, fields, "history"); h != nil && events(h) {
+		return 90
+	}
+	return 0
+}
+
+func readOpenHands(r io.Reader, name string) (compact.Transcript, error) {
+	return ReadOpenHandsInstance(r, name, "")
+}
+
+// ReadOpenHandsInstance reads an OpenHands file. For an evaluation-output
+// file it returns the instance whose instance_id is id (the first instance
+// when id is ""), keeping the other lines as records of Type "instance" so
+// the file can be written back whole; a trajectory has one conversation and
+// id must be "".
+func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	if ohIsTrajectory(br) {
+		if id != "" {
+			return compact.Transcript{}, fmt.Errorf("%s: %w: %q (a trajectory has no instances)", name, ErrInstanceNotFound, id)
+		}
+		return readOpenHandsTrajectory(br, name)
+	}
+	var t compact.Transcript
+	var before, after []compact.Record
+	found := false
+	var ids []string
+	err := lines(br, func(line []byte, n int) error {
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		raw := bytes.Clone(line)
+		iid, err := ohInstanceID(raw)
+		if err != nil {
+			return jsonError(name, OpenHands, n, err, `an OpenHands instance {"instance_id", "history": [events], ...}`)
+		}
+		ids = append(ids, iid)
+		switch {
+		case found:
+			after = append(after, compact.Record{Type: ohInstance, Raw: raw})
+		case id != "" && iid != id:
+			before = append(before, compact.Record{Type: ohInstance, Raw: raw})
+		default:
+			found = true
+			t, err = ohInstanceTranscript(raw, name, n)
+		}
+		return err
+	})
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return compact.Transcript{}, err
+		}
+		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Msg: "reading input", Err: err}
+	}
+	if !found {
+		if id == "" {
+			return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Msg: "empty input, expected OpenHands instances"}
+		}
+		return compact.Transcript{}, fmt.Errorf("%s: %w: %q (instances: %s)", name, ErrInstanceNotFound, id, strings.Join(ids, ", "))
+	}
+	for i := range after {
+		after[i].At = len(t.Messages)
+	}
+	t.Records = append(append(before, t.Records...), after...)
+	return t, nil
+}
+
+// ReadOpenHandsInstances reads every instance of an evaluation-output file
+// (or the one conversation of a trajectory), each as its own transcript.
+func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	if ohIsTrajectory(br) {
+		t, err := readOpenHandsTrajectory(br, name)
+		if err != nil {
+			return nil, err
+		}
+		t.Format = string(OpenHands)
+		return []OpenHandsInstance{{Line: 1, Transcript: t}}, nil
+	}
+	var out []OpenHandsInstance
+	err := lines(br, func(line []byte, n int) error {
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		raw := bytes.Clone(line)
+		iid, err := ohInstanceID(raw)
+		if err != nil {
+			return jsonError(name, OpenHands, n, err, `an OpenHands instance {"instance_id", "history": [events], ...}`)
+		}
+		t, err := ohInstanceTranscript(raw, name, n)
+		if err != nil {
+			return err
+		}
+		t.Format = string(OpenHands)
+		out = append(out, OpenHandsInstance{ID: iid, Line: n, Transcript: t})
+		return nil
+	})
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return nil, err
+		}
+		return nil, &Error{File: name, Format: OpenHands, Offset: -1, Msg: "reading input", Err: err}
+	}
+	return out, nil
+}
+
+// ohIsTrajectory reports whether the input is a JSON array of events.
+func ohIsTrajectory(br *bufio.Reader) bool {
+	for n := 64; ; n *= 4 {
+		head, err := br.Peek(min(n, br.Size()))
+		t := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+		if len(t) > 0 {
+			return t[0] == '['
+		}
+		if err != nil || n >= br.Size() {
+			return false
+		}
+	}
+}
+
+// ohInstanceID checks that a line is a JSON object and returns its
+// instance_id.
+func ohInstanceID(raw []byte) (string, error) {
+	var head struct {
+		InstanceID rawSpan `json:"instance_id"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		var typ *json.UnmarshalTypeError
+		if !errors.As(err, &typ) {
+			return "", err
+		}
+		return "", fmt.Errorf("not a JSON object: %w", err)
+	}
+	switch head.InstanceID.first() {
+	case '"':
+		var s string
+		_ = json.Unmarshal(head.InstanceID, &s)
+		return s, nil
+	case 0, 'n':
+		return "", nil
+	}
+	return string(head.InstanceID), nil
+}
+
+func ohInstanceTranscript(raw []byte, name string, n int) (compact.Transcript, error) {
+	d, ok := splitList(raw, "history")
+	if !ok {
+		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Line: n, Offset: -1,
+			Msg: `expected an OpenHands instance with a "history" list of events`}
+	}
+	t := ohEvents(d.elems, fmt.Sprintf("oh%d.", n))
+	t.Envelope = d.env
+	return t, nil
+}
+
+func readOpenHandsTrajectory(r io.Reader, name string) (compact.Transcript, error) {
+	const expected = "an OpenHands trajectory (a JSON array of events)"
+	doc, err := readWholeDoc(r, name, OpenHands, expected)
+	if err != nil {
+		return compact.Transcript{}, err
+	}
+	d, ok := splitList(doc, "")
+	if !ok {
+		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Msg: "expected " + expected}
+	}
+	t := ohEvents(d.elems, "oh")
+	t.Envelope = d.env
+	return t, nil
+}
+
+// ohReader turns events into messages and records.
+type ohReader struct {
+	t        compact.Transcript
+	pfx      string
+	acted    bool   // the agent has acted (for old events with no source)
+	open     string // model response id of the assistant message still open, "" when none
+	pending  []ohPending
+	pendings map[string]int // event id -> index in pending
+}
+
+// ohPending is an old-style call (no tool metadata) waiting for its
+// observation.
+type ohPending struct {
+	callID, eventID, kind string
+	answered              bool
+}
+
+func ohEvents(elems [][]byte, pfx string) compact.Transcript {
+	o := ohReader{pfx: pfx, pendings: map[string]int{}}
+	for i, raw := range elems {
+		o.add(raw, i)
+	}
+	return o.t
+}
+
+func (o *ohReader) record(typ string, raw []byte) {
+	o.open = ""
+	o.t.Records = append(o.t.Records, compact.Record{At: len(o.t.Messages), Type: typ, Raw: raw})
+}
+
+func (o *ohReader) push(m compact.Message, raw []byte, idx int, openID string) {
+	m.Source.Records = []json.RawMessage{raw}
+	markHandoff(&m)
+	stampMessage(&m, OpenHands, o.pfx, idx)
+	o.t.Messages = append(o.t.Messages, m)
+	o.open = openID
+}
+
+func (o *ohReader) add(raw []byte, idx int) {
+	var e ohEvent
+	if raw[0] != '{' || json.Unmarshal(raw, &e) != nil {
+		o.record("invalid", raw)
+		return
+	}
+	switch {
+	case e.Action != "":
+		o.action(&e, raw, idx)
+	case e.Observation != "":
+		o.observation(&e, raw, idx)
+	default:
+		o.record("unknown", raw)
+	}
+}
+
+func (o *ohReader) action(e *ohEvent, raw []byte, idx int) {
+	switch {
+	case e.Action == "message":
+		role := compact.RoleUser
+		if e.Source == "agent" || (e.Source == "" && o.acted) {
+			role = compact.RoleAssistant
+		}
+		parts := []compact.Part{{Type: compact.PartText, Text: ohText(e)}}
+		for _, u := range ohImages(e, raw) {
+			parts = append(parts, compact.Part{Type: compact.PartImage, Image: imageFromURL(u)})
+		}
+		o.push(compact.Message{Role: role, Parts: parts}, raw, idx, "")
+	case e.Action == "system":
+		o.push(compact.Message{Role: compact.RoleSystem, Parts: []compact.Part{{Type: compact.PartText, Text: ohText(e)}}}, raw, idx, "")
+	case e.Meta != nil && e.Meta.ToolCallID != "":
+		o.acted = true
+		o.call(e, raw, idx, e.Meta.ToolCallID, e.Meta.FunctionName, ohModelArgs(e.Meta), memberString(e.Meta.ModelResponse, "id"))
+	case e.Action == "recall", e.Action == "change_agent_state", e.Action == "null", e.Source == "user", e.Source == "environment":
+		o.record("action:"+e.Action, raw)
+	case e.Action == "finish":
+		o.acted = true
+		text := memberString(e.Args, "final_thought")
+		if text == "" {
+			text = ohThought(e)
+		}
+		if text == "" {
+			text = e.Message
+		}
+		o.push(compact.Message{Role: compact.RoleAssistant, Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+	default:
+		// An old-style action: the agent ran something, with no tool call id.
+		o.acted = true
+		evID := ohEventID(e, idx)
+		callID := "oh-" + evID
+		o.pendings[evID] = len(o.pending)
+		o.pending = append(o.pending, ohPending{callID: callID, eventID: evID, kind: e.Action})
+		o.call(e, raw, idx, callID, e.Action, nil, "")
+	}
+}
+
+// call adds an assistant tool call, joining the open assistant message
+// when it came from the same model response.
+func (o *ohReader) call(e *ohEvent, raw []byte, idx int, id, name string, args json.RawMessage, respID string) {
+	if args == nil {
+		args = ohArgs(e, raw)
+	}
+	var parts []compact.Part
+	if th := ohThought(e); th != "" {
+		parts = append(parts, compact.Part{Type: compact.PartText, Text: th})
+	}
+	parts = append(parts, compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: args}})
+	if respID != "" && respID == o.open && len(o.t.Messages) > 0 {
+		last := &o.t.Messages[len(o.t.Messages)-1]
+		last.Parts = append(last.Parts, parts...)
+		last.Source.Records = append(last.Source.Records, raw)
+		last.Source.Fingerprint = last.Fingerprint()
+		return
+	}
+	o.push(compact.Message{Role: compact.RoleAssistant, Parts: parts}, raw, idx, respID)
+}
+
+func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
+	text := ohText(e)
+	if e.Meta != nil && e.Meta.ToolCallID != "" {
+		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{e.Meta.ToolCallID},
+			Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+		return
+	}
+	if p := o.answers(e); p != nil {
+		p.answered = true
+		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{p.callID},
+			Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+		return
+	}
+	switch e.Observation {
+	case "null", "agent_state_changed", "agent_condensation_request", "user_rejected_no_content":
+		o.record("observation:"+e.Observation, raw)
+		return
+	}
+	if strings.TrimSpace(text) == "" {
+		o.record("observation:"+e.Observation, raw)
+		return
+	}
+	o.push(compact.Message{Role: compact.RoleUser, Synthetic: true, Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+}
+
+// answers finds the old-style call an observation answers: the one its
+// cause names, or else the oldest unanswered one of the same kind.
+func (o *ohReader) answers(e *ohEvent) *ohPending {
+	if cause := ohScalar(e.Cause); cause != "" {
+		if k, ok := o.pendings[cause]; ok && !o.pending[k].answered {
+			return &o.pending[k]
+		}
+		return nil
+	}
+	for k := range o.pending {
+		if !o.pending[k].answered && o.pending[k].kind == e.Observation {
+			return &o.pending[k]
+		}
+	}
+	return nil
+}
+
+// ohText is an event's text: its args' content, its content, or its message.
+func ohText(e *ohEvent) string {
+	if s := memberString(e.Args, "content"); s != "" {
+		return s
+	}
+	if e.Content.first() == '"' {
+		var s string
+		if json.Unmarshal(e.Content, &s) == nil && s != "" {
+			return s
+		}
+	}
+	return e.Message
+}
+
+func ohThought(e *ohEvent) string {
+	if s := memberString(e.Args, "thought"); s != "" {
+		return s
+	}
+	return e.Thought
+}
+
+// ohImages returns a message action's image URLs (args.image_urls, or the
+// old top-level images_urls).
+func ohImages(e *ohEvent, raw []byte) []string {
+	list := memberOf(e.Args, "image_urls")
+	if list == nil {
+		list = memberOf(raw, "images_urls")
+	}
+	var urls []string
+	if rawSpan(list).first() == '[' {
+		_ = json.Unmarshal(list, &urls)
+	}
+	return urls
+}
+
+// ohModelArgs returns the arguments of the call as the model sent them, from
+// the model response stored with the action.
+func ohModelArgs(meta *ohToolMeta) json.RawMessage {
+	var resp struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []chatCall `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if meta.ModelResponse.first() != '{' || json.Unmarshal(meta.ModelResponse, &resp) != nil {
+		return nil
+	}
+	for _, ch := range resp.Choices {
+		for k := range ch.Message.ToolCalls {
+			if tc := &ch.Message.ToolCalls[k]; tc.ID == meta.ToolCallID {
+				return tc.part().ToolCall.Arguments
+			}
+		}
+	}
+	return nil
+}
+
+// ohSkipArgs are event fields that describe the event, not the call.
+var ohSkipArgs = map[string]bool{
+	"id": true, "timestamp": true, "source": true, "message": true, "action": true, "observation": true,
+	"cause": true, "thought": true, "tool_call_metadata": true, "llm_metrics": true, "args": true,
+	"is_confirmed": true, "confirmation_state": true, "action_risk": true, "security_risk": true,
+	"keep_prompt": true, "kernel_init_code": true, "hidden": true, "blocking": true, "is_input": true,
+	"impl_source": true, "translated_ipython_code": true, "timeout": true,
+}
+
+// ohArgs builds a call's arguments from the action's args (or, in old
+// events, its top-level fields), leaving out bookkeeping fields.
+func ohArgs(e *ohEvent, raw []byte) json.RawMessage {
+	src := []byte(e.Args)
+	if e.Args.first() != '{' {
+		src = raw
+	}
+	fields, _ := scanObject(src)
+	var o jsonObject
+	for _, f := range fields {
+		if ohSkipArgs[f.Key] || f.End < 0 {
+			continue
+		}
+		o.add(f.Key, json.RawMessage(src[f.Start:f.End]))
+	}
+	return o.bytes()
+}
+
+func ohEventID(e *ohEvent, idx int) string {
+	if s := ohScalar(e.ID); s != "" {
+		return s
+	}
+	return strconv.Itoa(idx)
+}
+
+// ohScalar renders an id or cause, which OpenHands writes as a number or a
+// string, as a string.
+func ohScalar(v rawSpan) string {
+	switch v.first() {
+	case 0, 'n':
+		return ""
+	case '"':
+		var s string
+		_ = json.Unmarshal(v, &s)
+		return s
+	}
+	return string(v)
+}
