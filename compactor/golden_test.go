@@ -1,0 +1,156 @@
+package compactor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// TestGoldenFallback compacts each corpus transcript under testdata/corpus
+// with the deterministic fallback (forced, gpt-4o's window) and compares
+// the compacted transcript, in its own format, the handoff and the record
+// with the golden files. Formats whose reader or writer is not registered
+// yet are skipped by name.
+func TestGoldenFallback(t *testing.T) {
+	files, err := filepath.Glob("testdata/corpus/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		name := filepath.Base(path)
+		if name == "SOURCES.md" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			in := readCorpus(t, path)
+			cfg := Config{Model: "gpt-4o", Force: true, Strategy: StrategyFallback,
+				Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }}
+			res, err := mustNew(t, cfg).Compact(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, in, res)
+			var out bytes.Buffer
+			if err := format.Write(&out, res.Transcript, format.Name(in.Format)); err != nil {
+				t.Fatalf("write %s: %v", in.Format, err)
+			}
+			rec := res.Record
+			rec.Duration = 0
+			recJSON, _ := json.MarshalIndent(struct {
+				Record compact.Compaction `json:"record"`
+				Plan   Plan               `json:"plan"`
+			}{rec, res.Plan}, "", "  ")
+			handoff := ""
+			if res.Handoff != nil {
+				handoff = res.Handoff.Render()
+			}
+			golden(t, name+".out", out.Bytes())
+			golden(t, name+".handoff.md", []byte(handoff))
+			golden(t, name+".record.json", append(recJSON, '\n'))
+
+			// The written output reads back in its format with no new
+			// orphan, and compacting it again folds the handoff.
+			back, err := format.Read(bytes.NewReader(out.Bytes()), name, "")
+			if err != nil {
+				t.Fatalf("read back: %v", err)
+			}
+			known := map[string]bool{}
+			for _, o := range in.Orphans() {
+				known[o.CallID] = true
+			}
+			for _, o := range back.Orphans() {
+				if !known[o.CallID] {
+					t.Fatalf("written output has a new orphan %s %q", o.Kind, o.CallID)
+				}
+			}
+			again, err := mustNew(t, cfg).Compact(context.Background(), back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Changed() {
+				checkInvariants(t, back, again)
+			}
+		})
+	}
+}
+
+func readCorpus(t *testing.T, path string) compact.Transcript {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in, err := format.Read(f, path, "")
+	if errors.Is(err, format.ErrUnknownFormat) {
+		t.Skipf("no reader registered yet for %s", filepath.Base(path))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fm, _ := format.Lookup(format.Name(in.Format)); fm.Write == nil {
+		t.Skipf("no writer registered yet for %s", in.Format)
+	}
+	return in
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with
+// -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./compactor -run Golden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run with -update if the change is intended):\n%s", name, firstDiff(string(want), string(got)))
+	}
+}
+
+func firstDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + itoa(i+1) + ":\n- " + clip(w) + "\n+ " + clip(g)
+		}
+	}
+	return "(equal lines, different bytes)"
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
