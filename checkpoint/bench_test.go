@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func realTranscript(tb testing.TB, maxRaw int) compact.Transcript {
 // with its raw records, plus the sample's steps, cache and records.
 func bigCheckpoint(tb testing.TB, session string) *checkpoint.Checkpoint {
 	c := storetest.Sample(session, 0)
-	t := realTranscript(tb, 110_000)
+	t := realTranscript(tb, 135_000)
 	c.Transcript = &t
 	return c
 }
@@ -184,6 +185,35 @@ func BenchmarkFileStore(b *testing.B) {
 			benchLoad(b, s)
 		})
 	}
+}
+
+// BenchmarkFsyncFloor is the anchor for BenchmarkFileStore/Save: the
+// cheapest durable replace of a file of the same size on the same disk
+// (write, fsync, rename, directory fsync), run in the same process. A
+// FileStore save does this twice (checkpoint and head), plus the event
+// log's fsync.
+func BenchmarkFsyncFloor(b *testing.B) {
+	dir := b.TempDir()
+	data := bytes.Repeat([]byte("x"), 200_000)
+	times := make([]time.Duration, 0, b.N)
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		tmp := filepath.Join(dir, "tmp")
+		f, err := os.Create(tmp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Write(data)
+		f.Sync()
+		f.Close()
+		os.Rename(tmp, filepath.Join(dir, "file"))
+		d, _ := os.Open(dir)
+		d.Sync()
+		d.Close()
+		times = append(times, time.Since(t0))
+	}
+	report(b, times, len(data))
 }
 
 func BenchmarkRedisStore(b *testing.B) {

@@ -14,28 +14,66 @@ import (
 // had, so the stored body spells raw values through verbatim: as they are
 // when they are already compact, and as {"$verbatim":"…"} (their exact text
 // in a string) when they are not.
-type verbatim []byte
+type verbatim struct {
+	b []byte
+	// wrap forces the wrapper: set for bytes that are not valid JSON, found
+	// on the slow path (see marshalBody).
+	wrap bool
+}
 
 const verbatimKey = `{"$verbatim":`
 
+func raw(b []byte, strict bool) verbatim {
+	return verbatim{b: b, wrap: strict && len(b) > 0 && !json.Valid(b)}
+}
+
+// MarshalJSON returns the raw value as is when it has no whitespace outside
+// strings, so the encoder (which compacts) keeps it byte for byte, and the
+// wrapper otherwise.
 func (v verbatim) MarshalJSON() ([]byte, error) {
-	if len(v) == 0 {
+	if len(v.b) == 0 {
 		return []byte("null"), nil
 	}
-	var c bytes.Buffer
-	if json.Compact(&c, v) == nil && bytes.Equal(c.Bytes(), v) && !bytes.HasPrefix(v, []byte(verbatimKey)) {
-		return v, nil
+	if !v.wrap && compactSpelling(v.b) && !bytes.HasPrefix(v.b, []byte(verbatimKey)) {
+		return v.b, nil
 	}
 	var b bytes.Buffer
 	b.WriteString(verbatimKey)
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(string(v)); err != nil {
+	if err := enc.Encode(string(v.b)); err != nil {
 		return nil, err
 	}
 	b.Truncate(b.Len() - 1)
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// compactSpelling reports whether b has no insignificant whitespace: the
+// one thing (with HTML escaping, which the body's encoder turns off)
+// encoding/json changes in a raw value it writes. Validity is left to the
+// encoder, whose compaction checks it.
+func compactSpelling(b []byte) bool {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '"':
+			inString = true
+		}
+	}
+	return !inString
 }
 
 func (v *verbatim) UnmarshalJSON(b []byte) error {
@@ -46,14 +84,14 @@ func (v *verbatim) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &w); err != nil {
 			return err
 		}
-		*v = verbatim(w.V)
+		v.b = []byte(w.V)
 		return nil
 	}
 	if string(b) == "null" {
-		*v = nil
+		v.b = nil
 		return nil
 	}
-	*v = bytes.Clone(b)
+	v.b = bytes.Clone(b)
 	return nil
 }
 
@@ -95,11 +133,11 @@ type (
 	}
 )
 
-func toStored(t *compact.Transcript) *storedTranscript {
+func toStored(t *compact.Transcript, strict bool) *storedTranscript {
 	if t == nil {
 		return nil
 	}
-	s := &storedTranscript{Transcript: *t, Envelope: verbatim(t.Envelope)}
+	s := &storedTranscript{Transcript: *t, Envelope: raw(t.Envelope, strict)}
 	s.Transcript.Messages, s.Transcript.Tools, s.Transcript.Records, s.Transcript.Envelope = nil, nil, nil, nil
 	s.Messages = make([]storedMessage, len(t.Messages))
 	for i, m := range t.Messages {
@@ -111,7 +149,7 @@ func toStored(t *compact.Transcript) *storedTranscript {
 				sp := storedPart{Part: p}
 				sp.Part.ToolCall = nil
 				if p.ToolCall != nil {
-					tc := storedToolCall{ToolCall: *p.ToolCall, Arguments: verbatim(p.ToolCall.Arguments)}
+					tc := storedToolCall{ToolCall: *p.ToolCall, Arguments: raw(p.ToolCall.Arguments, strict)}
 					tc.ToolCall.Arguments = nil
 					sp.ToolCall = &tc
 				}
@@ -121,17 +159,17 @@ func toStored(t *compact.Transcript) *storedTranscript {
 		sm.Source = storedSource{Source: m.Source}
 		sm.Source.Source.Records = nil
 		for _, r := range m.Source.Records {
-			sm.Source.Records = append(sm.Source.Records, verbatim(r))
+			sm.Source.Records = append(sm.Source.Records, raw(r, strict))
 		}
 		s.Messages[i] = sm
 	}
 	for _, d := range t.Tools {
-		st := storedTool{ToolDef: d, Parameters: verbatim(d.Parameters)}
+		st := storedTool{ToolDef: d, Parameters: raw(d.Parameters, strict)}
 		st.ToolDef.Parameters = nil
 		s.Tools = append(s.Tools, st)
 	}
 	for _, r := range t.Records {
-		sr := storedRecord{Record: r, Raw: verbatim(r.Raw)}
+		sr := storedRecord{Record: r, Raw: raw(r.Raw, strict)}
 		sr.Record.Raw = nil
 		s.Records = append(s.Records, sr)
 	}
@@ -143,7 +181,7 @@ func fromStored(s *storedTranscript) *compact.Transcript {
 		return nil
 	}
 	t := s.Transcript
-	t.Envelope = json.RawMessage(s.Envelope)
+	t.Envelope = json.RawMessage(s.Envelope.b)
 	t.Messages = make([]compact.Message, len(s.Messages))
 	for i, sm := range s.Messages {
 		m := sm.Message
@@ -154,7 +192,7 @@ func fromStored(s *storedTranscript) *compact.Transcript {
 				p := sp.Part
 				if sp.ToolCall != nil {
 					tc := sp.ToolCall.ToolCall
-					tc.Arguments = json.RawMessage(sp.ToolCall.Arguments)
+					tc.Arguments = json.RawMessage(sp.ToolCall.Arguments.b)
 					p.ToolCall = &tc
 				}
 				m.Parts[j] = p
@@ -163,20 +201,20 @@ func fromStored(s *storedTranscript) *compact.Transcript {
 		m.Source = sm.Source.Source
 		m.Source.Records = nil
 		for _, r := range sm.Source.Records {
-			m.Source.Records = append(m.Source.Records, json.RawMessage(r))
+			m.Source.Records = append(m.Source.Records, json.RawMessage(r.b))
 		}
 		t.Messages[i] = m
 	}
 	t.Tools = nil
 	for _, st := range s.Tools {
 		d := st.ToolDef
-		d.Parameters = json.RawMessage(st.Parameters)
+		d.Parameters = json.RawMessage(st.Parameters.b)
 		t.Tools = append(t.Tools, d)
 	}
 	t.Records = nil
 	for _, sr := range s.Records {
 		r := sr.Record
-		r.Raw = json.RawMessage(sr.Raw)
+		r.Raw = json.RawMessage(sr.Raw.b)
 		t.Records = append(t.Records, r)
 	}
 	return &t
@@ -188,11 +226,22 @@ type storedBody struct {
 	Transcript *storedTranscript `json:"transcript,omitempty"`
 }
 
+// marshalBody encodes c. The fast path trusts raw values to be valid JSON
+// (the encoder checks them anyway); if one is not, the slow path validates
+// each and stores the invalid ones wrapped, byte for byte.
 func marshalBody(c *Checkpoint) ([]byte, error) {
+	b, err := encodeBody(c, false)
+	if err != nil && c.Transcript != nil {
+		b, err = encodeBody(c, true)
+	}
+	return b, err
+}
+
+func encodeBody(c *Checkpoint, strict bool) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(storedBody{Checkpoint: c, Transcript: toStored(c.Transcript)}); err != nil {
+	if err := enc.Encode(storedBody{Checkpoint: c, Transcript: toStored(c.Transcript, strict)}); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
