@@ -1,36 +1,209 @@
 // Package fallback builds a compact.Handoff deterministically from the
-// dropped turns of a transcript, with no network and no model.
+// dropped turns of a transcript, with no network and no model. It is what
+// compaction uses when no LLM is configured, or when the LLM fails.
 //
-// CONTRACT (kept stable for compactor and cmd/compact): Config and Build.
-// The extraction is being built; until then only the task snapshot is set.
+// # What it extracts
+//
+// Build first passes the whole window through a redact.Redactor, then
+// reads it for:
+//
+//   - Task snapshot: the latest real ask of the person, verbatim. Tool
+//     results, harness notes riding in the user role (reminders, slash
+//     command echoes, interruptions) and summaries are not asks. Codex's IDE
+//     context around an ask is cut off at "## My request for Codex:".
+//     Earlier asks follow, newest first.
+//   - Goal: an earlier handoff's goal, or else the first ask of the window
+//     when the person asked more than once. Nothing is invented.
+//   - Constraints and preferences: asks that state a rule ("don't", "must",
+//     "always", "only", "instead", …) or open as a correction ("no, …",
+//     "actually …"), verbatim: the whole ask when short, else the sentences
+//     holding the rule.
+//   - Completed actions: every tool call in order, as "name key-argument →
+//     outcome": the key argument is the command, path, URL or query; the
+//     outcome is the exit status and an error line, or the first meaningful
+//     line and the output's length. Edits list the lines they added.
+//     Interruptions appear where they happened.
+//   - Active state and Blocked: the agent's last todo list or plan
+//     (Claude Code TodoWrite, Codex update_plan, any list of items with a
+//     status), and a failure that ends the window.
+//   - Decisions: plans the agent proposed, and the sentences of its
+//     messages and reasoning that state a finding or a choice, scored by cue
+//     words and specificity (at most two per message).
+//   - Errors and fixes: lines reporting an error, exception, traceback,
+//     failure or timeout, with the call that produced them and whether a
+//     later call on the same target succeeded.
+//   - Relevant files: paths from tool arguments and from text (POSIX, ~/,
+//     Windows, relative, with :line suffixes), each once, relative paths
+//     folded into the absolute path they end, with what calls did to them
+//     (read, edited, created, deleted).
+//   - Critical context: the working directory, URLs, commit ids, issue
+//     numbers, and the names (functions, types, tables, env vars) that
+//     recur or that the agent wrote as code.
+//   - Last dropped turns: the window's final messages, shortened.
+//
+// A handoff found in the window (a compact handoff message, or an LLM
+// summary under the same headings) is parsed and its items carried into
+// the new sections as older items: handoffs never nest. Another agent's
+// own summary (Claude Code's compact summary, Codex's compacted history) is
+// kept as one bounded "Earlier summary" item at the head of the completed
+// actions.
+//
+// # Bounds and trimming priority
+//
+// Every item is capped (Config.ItemTokens, or a per-section default), then
+// every section (Config.SectionTokens, or a share of the total), then the
+// whole rendered handoff (Config.MaxTokens, default 2,000 tokens as
+// counted by Config.Count). Room is shared among sections in fixed
+// proportions, and what one section does not need goes to the others.
+// Within a section, items are kept by rank: newest first for completed
+// actions, constraints, asks and last turns; unresolved before resolved
+// (then newest) for errors; changed before read before mentioned for
+// files; by score for decisions and critical context. A section that
+// loses items says how many.
+//
+// The total cap is applied last, on the rendered text. When the handoff is
+// still too long it removes items, lowest rank first, from one section
+// after another in this order: Last dropped turns, Critical context,
+// Relevant files, Completed actions, Decisions, Errors and fixes, earlier
+// asks, Goal, Constraints, Blocked, Active state. The task snapshot is
+// never removed; when nothing else is left it is shortened in its middle.
+//
+// # Guarantees
+//
+// The same window and Config give the same bytes: nothing depends on map
+// order, time or the environment. A secret the Redactor finds anywhere in
+// the window (text, tool arguments, tool results) never reaches the
+// handoff: the window is redacted before anything is read, and every item
+// is redacted again before it is cut to size.
 package fallback
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
+	"github.com/compactkit/compact/tokens"
 )
 
 // Config bounds and equips a Build. The zero value works: default budget,
-// built-in redaction, estimated token counts.
+// built-in redaction, gpt-4o token counts.
 type Config struct {
 	// MaxTokens caps the rendered handoff (default 2000).
 	MaxTokens int
 	// Redactor masks secrets in the window before anything is extracted;
 	// nil means a Redactor with the built-in rules.
 	Redactor *redact.Redactor
-	// Count counts the tokens of a string; nil means an estimate.
+	// Count counts the tokens of a string; nil means gpt-4o's encoding.
 	Count func(string) int
+	// ItemTokens, when positive, caps every list item at this many tokens
+	// instead of the per-section defaults (30 to 150).
+	ItemTokens int
+	// SectionTokens caps sections, in tokens, by heading (a name in
+	// compact.HandoffSections; "Task snapshot" covers the earlier asks
+	// too). A section not named keeps its default, a share of MaxTokens.
+	SectionTokens map[string]int
+	// Previous is an earlier handoff to carry forward, for callers that
+	// keep it outside the window. It counts as older than the window and
+	// than any handoff found in it.
+	Previous *compact.Handoff
+	// LastTurns is how many of the window's final messages "Last dropped
+	// turns" shows: 0 means 6, a negative value none.
+	LastTurns int
+}
+
+// ErrBudget is returned (wrapped) when MaxTokens cannot hold even the
+// handoff's headings.
+var ErrBudget = errors.New("handoff budget too small")
+
+// ErrConfig is returned (wrapped) for a Config that cannot be used.
+var ErrConfig = errors.New("invalid fallback config")
+
+func errBudget(got, need int) error {
+	return fmt.Errorf("%w: MaxTokens %d, the headings alone need %d", ErrBudget, got, need)
 }
 
 // Build turns window, the dropped middle of a transcript, into a handoff.
 // The same window and config always give the same handoff.
 func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
-	var h compact.Handoff
-	for i := len(window) - 1; i >= 0; i-- {
-		if window[i].IsUserAsk() {
-			h.TaskSnapshot = window[i].Text()
-			break
+	lim, err := cfg.limits()
+	if err != nil {
+		return compact.Handoff{}, err
+	}
+	r := cfg.Redactor
+	if r == nil {
+		if r, err = redact.New(redact.Config{}); err != nil {
+			return compact.Handoff{}, fmt.Errorf("fallback: redactor: %w", err)
 		}
 	}
-	return h, nil
+	red, _ := r.Transcript(compact.Transcript{Messages: window})
+	w := analyze(red.Messages, r.String)
+	lastTurns := cfg.LastTurns
+	if lastTurns == 0 {
+		lastTurns = 6
+	}
+	d := w.build(lastTurns, cfg.Previous)
+	d.redact(r.String)
+	return fit(d, lim)
+}
+
+// limits resolves the config's bounds.
+func (cfg Config) limits() (*limits, error) {
+	lim := &limits{max: cfg.MaxTokens, count: cfg.Count}
+	if cfg.MaxTokens < 0 || cfg.ItemTokens < 0 {
+		return nil, fmt.Errorf("%w: MaxTokens %d and ItemTokens %d must not be negative", ErrConfig, cfg.MaxTokens, cfg.ItemTokens)
+	}
+	if lim.max == 0 {
+		lim.max = DefaultMaxTokens
+	}
+	if lim.count == nil {
+		c, err := tokens.ForModel("gpt-4o")
+		if err != nil {
+			return nil, fmt.Errorf("fallback: token counter: %w", err)
+		}
+		lim.count = c.Text
+	}
+	for s := sec(0); s < nSecs; s++ {
+		lim.item[s] = defaultItemTokens[s]
+		if cfg.ItemTokens > 0 {
+			lim.item[s] = cfg.ItemTokens
+		}
+		lim.secCap[s] = lim.max * defaultSectionShare[s] / 100
+	}
+	lim.snapshotCap = lim.max * snapshotShare / 100
+	lim.goalCap = min(lim.max*goalShare/100, goalMaxTokens)
+	for name, n := range cfg.SectionTokens {
+		if n < 0 {
+			return nil, fmt.Errorf("%w: SectionTokens[%q] = %d must not be negative", ErrConfig, name, n)
+		}
+		found := false
+		for s := sec(0); s < nSecs; s++ {
+			if secHeading[s] == name {
+				lim.secCap[s], found = n, true
+			}
+		}
+		switch name {
+		case "Task snapshot":
+			lim.snapshotCap = min(lim.snapshotCap, n)
+		case "Goal":
+			lim.goalCap, found = n, true
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: SectionTokens names %q, not a handoff section (want one of %v)", ErrConfig, name, compact.HandoffSections)
+		}
+	}
+	return lim, nil
+}
+
+// redact masks secrets in the snapshot, goal and every entry once more,
+// before they are cut to size: a cut could otherwise leave half a secret
+// the redactor no longer recognises.
+func (d *draft) redact(mask func(string) string) {
+	d.snapshot = mask(d.snapshot)
+	d.goal = mask(d.goal)
+	for s := range d.secs {
+		for i := range d.secs[s] {
+			d.secs[s][i].text = mask(d.secs[s][i].text)
+		}
+	}
 }

@@ -1,0 +1,405 @@
+package fallback
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// Default bounds, in tokens or in percent of Config.MaxTokens.
+const (
+	// DefaultMaxTokens is the total cap when Config.MaxTokens is 0.
+	DefaultMaxTokens = 2000
+	snapshotShare    = 30 // the latest ask may take this share of the total
+	goalShare        = 8
+	goalMaxTokens    = 160
+	// minRoom is what must be left for content once the headings are
+	// paid for.
+	minRoom = 24
+	// maxCosted bounds how many candidates of one section are counted:
+	// more could never fit under a section cap.
+	maxCosted = 400
+)
+
+// defaultItemTokens caps one item of each section.
+var defaultItemTokens = [nSecs]int{
+	secEarlierAsks: 150, secConstraints: 110, secActions: 90, secActive: 50, secBlocked: 80,
+	secDecisions: 90, secErrors: 100, secFiles: 50, secContext: 30, secLastTurns: 100,
+}
+
+// defaultSectionShare caps each section, in percent of the total.
+var defaultSectionShare = [nSecs]int{
+	secEarlierAsks: 25, secConstraints: 15, secActions: 40, secActive: 12, secBlocked: 8,
+	secDecisions: 30, secErrors: 25, secFiles: 20, secContext: 15, secLastTurns: 12,
+}
+
+// sectionWeight is each section's claim on the room the others leave:
+// room is shared in these proportions, and what a section does not need
+// goes to the rest.
+var sectionWeight = [nSecs]int{
+	secEarlierAsks: 10, secConstraints: 8, secActions: 22, secActive: 6, secBlocked: 3,
+	secDecisions: 16, secErrors: 12, secFiles: 10, secContext: 8, secLastTurns: 5,
+}
+
+// trimOrder is the order in which the final total cap removes items: the
+// whole of a section's lowest-ranked items before the next section is
+// touched. The goal goes after the earlier asks; the task snapshot is
+// never dropped, only shortened, once everything else is gone.
+var trimOrder = []sec{secLastTurns, secContext, secFiles, secActions, secDecisions, secErrors, secEarlierAsks, -1, secConstraints, secBlocked, secActive}
+
+// fillOrder is the order in which room left after the shares is handed
+// out again: the reverse of trimOrder.
+var fillOrder = []sec{secActive, secBlocked, secConstraints, secEarlierAsks, secErrors, secDecisions, secActions, secFiles, secContext, secLastTurns}
+
+// limits are the resolved bounds of one Build.
+type limits struct {
+	max         int
+	count       func(string) int
+	item        [nSecs]int
+	secCap      [nSecs]int
+	snapshotCap int
+	goalCap     int
+}
+
+// fitted is a section after bounding: the entries kept, and how many were
+// left out.
+type fitted struct {
+	kept    []entry
+	omitted int
+}
+
+// fit bounds the draft: every item to its item cap, every section to its
+// section cap, and the rendered whole to the total cap, in that order.
+func fit(d *draft, lim *limits) (compact.Handoff, error) {
+	skeleton := lim.count(compact.Handoff{}.Render())
+	if lim.max < skeleton+minRoom {
+		return compact.Handoff{}, errBudget(lim.max, skeleton+minRoom)
+	}
+	snapCap := min(lim.snapshotCap, lim.secCap[secEarlierAsks])
+	snapshot, snapCost := truncateMiddle(d.snapshot, snapCap, lim.count)
+	goal, goalCost := truncateTokens(d.goal, lim.goalCap, lim.count)
+	room := lim.max - skeleton - snapCost - goalCost
+	var secs [nSecs]fitted
+	var costed [nSecs][]entry
+	var need [nSecs]int
+	for s := sec(0); s < nSecs; s++ {
+		capTokens := lim.secCap[s]
+		if s == secEarlierAsks {
+			capTokens -= snapCost
+		}
+		costed[s], need[s] = costEntries(d.secs[s], s, lim, capTokens)
+	}
+	alloc := share(need, max(room, 0))
+	used := 0
+	for s := sec(0); s < nSecs; s++ {
+		secs[s] = pick(costed[s], alloc[s], len(d.secs[s]))
+		used += sum(secs[s].kept)
+	}
+	// Hand out what the shares left unused, most important sections first.
+	left := room - used
+	for _, s := range fillOrder {
+		if left <= 0 {
+			break
+		}
+		capLeft := lim.secCap[s] - sum(secs[s].kept)
+		if s == secEarlierAsks {
+			capLeft -= snapCost
+		}
+		left -= topUp(&secs[s], costed[s], min(left, capLeft), len(d.secs[s]))
+	}
+	h := assemble(snapshot, goal, &secs)
+	// The total cap: counted on the rendered handoff, trimmed in trimOrder.
+	for total := lim.count(h.Render()); total > lim.max; total = lim.count(h.Render()) {
+		over := total - lim.max
+		for over > 0 {
+			freed, ok := trimOne(&secs, &goal)
+			if !ok {
+				// Nothing but the task snapshot is left: shorten it.
+				snapCap = max(snapCap-over-8, 0)
+				snapshot, _ = truncateMiddle(d.snapshot, snapCap, lim.count)
+				break
+			}
+			over -= freed
+		}
+		h = assemble(snapshot, goal, &secs)
+	}
+	return h, nil
+}
+
+// costEntries truncates entries to the section's item cap and counts
+// them, best-ranked first, stopping once twice the section cap is reached
+// (nothing past that could be kept). It returns the costed entries in rank
+// order and what the section needs to keep all of them, capped.
+func costEntries(es []entry, s sec, lim *limits, capTokens int) ([]entry, int) {
+	sorted := make([]entry, len(es))
+	copy(sorted, es)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].rank != sorted[j].rank {
+			return sorted[i].rank > sorted[j].rank
+		}
+		return sorted[i].order < sorted[j].order
+	})
+	var out []entry
+	total := 0
+	overhead := 2 // "- " and the newline
+	if s == secContext {
+		overhead = 1 // ", " inside a packed item
+	}
+	groups := map[string]bool{}
+	for _, e := range sorted {
+		if len(out) == maxCosted || total >= 2*capTokens {
+			break
+		}
+		text, c := truncateTokens(e.text, lim.item[s], lim.count)
+		e.text, e.cost, e.id = text, c+overhead, len(out)
+		if e.group != "" && !groups[e.group] {
+			groups[e.group] = true
+			e.cost += lim.count(e.group+": ") + 2
+		}
+		out = append(out, e)
+		total += e.cost
+	}
+	return out, min(total, max(capTokens, 0))
+}
+
+// share divides room among sections in proportion to sectionWeight, giving
+// what a section does not need to the others (water filling).
+func share(need [nSecs]int, room int) [nSecs]int {
+	var alloc [nSecs]int
+	active := map[sec]bool{}
+	for s := sec(0); s < nSecs; s++ {
+		if need[s] > 0 {
+			active[s] = true
+		}
+	}
+	for room > 0 && len(active) > 0 {
+		weight := 0
+		for s := sec(0); s < nSecs; s++ {
+			if active[s] {
+				weight += sectionWeight[s]
+			}
+		}
+		satisfied := false
+		for s := sec(0); s < nSecs; s++ {
+			if !active[s] {
+				continue
+			}
+			if part := room * sectionWeight[s] / weight; need[s]-alloc[s] <= part {
+				room -= need[s] - alloc[s]
+				alloc[s] = need[s]
+				delete(active, s)
+				satisfied = true
+			}
+		}
+		if satisfied {
+			continue
+		}
+		for s := sec(0); s < nSecs; s++ {
+			if active[s] {
+				alloc[s] += room * sectionWeight[s] / weight
+			}
+		}
+		break
+	}
+	return alloc
+}
+
+// noteReserve is kept free in a section that cannot hold all its entries,
+// for the "(N more not listed)" note.
+const noteReserve = 10
+
+// pick keeps the best-ranked entries that fit in alloc tokens. An entry too
+// large for what is left is passed over for smaller ones after it.
+func pick(costed []entry, alloc, total int) fitted {
+	var f fitted
+	if sum(costed) > alloc || len(costed) < total {
+		alloc -= noteReserve
+	}
+	for _, e := range costed {
+		if e.cost <= alloc {
+			f.kept = append(f.kept, e)
+			alloc -= e.cost
+		}
+	}
+	f.omitted = total - len(f.kept)
+	return f
+}
+
+// topUp adds entries left out of f that fit in room, best first, and
+// returns the tokens they use.
+func topUp(f *fitted, costed []entry, room, total int) int {
+	used := 0
+	kept := map[int]bool{}
+	for _, e := range f.kept {
+		kept[e.id] = true
+	}
+	for _, e := range costed {
+		if kept[e.id] || e.cost > room-used {
+			continue
+		}
+		f.kept = append(f.kept, e)
+		used += e.cost
+	}
+	f.omitted = total - len(f.kept)
+	return used
+}
+
+func sum(es []entry) int {
+	n := 0
+	for _, e := range es {
+		n += e.cost
+	}
+	return n
+}
+
+// trimOne removes the lowest-ranked item of the first section in trimOrder
+// that still has one, and returns its estimated cost.
+func trimOne(secs *[nSecs]fitted, goal *string) (int, bool) {
+	for _, s := range trimOrder {
+		if s < 0 {
+			if *goal != "" {
+				n := len(*goal)/4 + 1
+				*goal = ""
+				return n, true
+			}
+			continue
+		}
+		f := &secs[s]
+		if len(f.kept) == 0 {
+			continue
+		}
+		low := 0
+		for i, e := range f.kept {
+			if e.rank < f.kept[low].rank || e.rank == f.kept[low].rank && e.order > f.kept[low].order {
+				low = i
+			}
+		}
+		cost := f.kept[low].cost
+		f.kept = append(f.kept[:low], f.kept[low+1:]...)
+		f.omitted++
+		return max(cost, 1), true
+	}
+	return 0, false
+}
+
+// assemble renders the kept entries into a Handoff, each section in its
+// order, with a note where entries were left out.
+func assemble(snapshot, goal string, secs *[nSecs]fitted) compact.Handoff {
+	h := compact.Handoff{TaskSnapshot: snapshot, Goal: goal}
+	items := func(s sec) []string {
+		f := secs[s]
+		kept := append([]entry(nil), f.kept...)
+		sort.SliceStable(kept, func(i, j int) bool {
+			if kept[i].order != kept[j].order {
+				return kept[i].order < kept[j].order
+			}
+			return kept[i].text < kept[j].text
+		})
+		var out []string
+		if s == secContext {
+			out = packGroups(kept)
+		} else {
+			for _, e := range kept {
+				out = append(out, e.text)
+			}
+		}
+		if f.omitted > 0 && len(out) > 0 {
+			if s == secActions {
+				out = append([]string{"(" + strconv.Itoa(f.omitted) + " earlier actions not listed)"}, out...)
+			} else {
+				out = append(out, "("+strconv.Itoa(f.omitted)+" more not listed)")
+			}
+		}
+		return out
+	}
+	h.EarlierAsks = items(secEarlierAsks)
+	h.Constraints = items(secConstraints)
+	h.CompletedActions = items(secActions)
+	h.ActiveState = items(secActive)
+	h.Blocked = items(secBlocked)
+	h.Decisions = items(secDecisions)
+	h.ErrorsAndFixes = items(secErrors)
+	h.RelevantFiles = items(secFiles)
+	h.CriticalContext = items(secContext)
+	h.LastDroppedTurns = items(secLastTurns)
+	return h
+}
+
+// packGroups renders Critical context entries as one item per group
+// ("Names: a, b, c"), groups in contextGroups order.
+func packGroups(kept []entry) []string {
+	byGroup := map[string][]string{}
+	for _, e := range kept {
+		byGroup[e.group] = append(byGroup[e.group], e.text)
+	}
+	var out []string
+	for _, g := range contextGroups {
+		if names := byGroup[g]; len(names) > 0 {
+			out = append(out, g+": "+strings.Join(names, ", "))
+		}
+	}
+	if names := byGroup[""]; len(names) > 0 {
+		out = append(out, names...)
+	}
+	return out
+}
+
+// truncateTokens shortens s to at most n tokens, marking the cut, and
+// returns it with its count.
+func truncateTokens(s string, n int, count func(string) int) (string, int) {
+	if s == "" {
+		return "", 0
+	}
+	c := count(s)
+	if c <= n {
+		return s, c
+	}
+	if n <= 1 {
+		return "", 0
+	}
+	target := len(s) * n / c
+	for target > 0 {
+		t := clip(s, target)
+		ct := count(t)
+		if ct <= n {
+			return t, ct
+		}
+		target = min(target-1, target*n/ct)
+	}
+	return "", 0
+}
+
+// truncateMiddle shortens s to at most n tokens by cutting out its middle,
+// so the start of an ask and its last words (often the actual request)
+// both survive.
+func truncateMiddle(s string, n int, count func(string) int) (string, int) {
+	if s == "" {
+		return "", 0
+	}
+	c := count(s) + 4 // the fence around the snapshot
+	if c <= n {
+		return s, c
+	}
+	budget := n - 16 // the marker
+	if budget <= 0 {
+		return "", 0
+	}
+	keep := len(s) * budget / c
+	for keep > 0 {
+		head := clip(s, keep*2/3)
+		head = strings.TrimSuffix(head, "…")
+		tailLen := keep / 3
+		start := len(s) - tailLen
+		for start < len(s) && !runeStart(s[start]) {
+			start++
+		}
+		t := head + "\n[… " + strconv.Itoa(len(s)-len(head)-(len(s)-start)) + " bytes left out …]\n" + s[start:]
+		if ct := count(t) + 4; ct <= n {
+			return t, ct
+		}
+		keep = keep * 9 / 10
+	}
+	return "", 0
+}

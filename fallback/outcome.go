@@ -1,0 +1,298 @@
+package fallback
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// unwrapResult removes the envelopes agents put around a command's output
+// and reads the exit status they carry: Codex's {"output", "metadata":
+// {"exit_code"}} JSON, mini-swe-agent's <returncode>/<output> tags, and
+// trailing "exit code N" notes (OpenHands, Codex's text form).
+func unwrapResult(text string) (string, int, bool) {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, `{"output"`) || strings.HasPrefix(t, `{"exit_code"`) || strings.HasPrefix(t, `{"metadata"`) {
+		var env struct {
+			Output   *string `json:"output"`
+			ExitCode *int    `json:"exit_code"`
+			Metadata struct {
+				ExitCode *int `json:"exit_code"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal([]byte(t), &env) == nil && env.Output != nil {
+			switch {
+			case env.Metadata.ExitCode != nil:
+				return *env.Output, *env.Metadata.ExitCode, true
+			case env.ExitCode != nil:
+				return *env.Output, *env.ExitCode, true
+			}
+			return *env.Output, 0, false
+		}
+	}
+	if strings.HasPrefix(t, "<returncode>") {
+		end := strings.Index(t, "</returncode>")
+		if end > 0 {
+			code, err := strconv.Atoi(strings.TrimSpace(t[len("<returncode>"):end]))
+			body := strings.TrimSpace(t[end+len("</returncode>"):])
+			body = stripTag(body, "output")
+			if err == nil {
+				return body, code, true
+			}
+			return body, 0, false
+		}
+	}
+	// "Exit code: 1" as a header line (Codex text output).
+	if strings.HasPrefix(t, "Exit code: ") {
+		line, rest, _ := strings.Cut(t, "\n")
+		if code, err := strconv.Atoi(strings.TrimSpace(line[len("Exit code: "):])); err == nil {
+			if k := strings.Index(rest, "Output:\n"); k >= 0 {
+				rest = rest[k+len("Output:\n"):]
+			}
+			return rest, code, true
+		}
+	}
+	// A trailing note: "[The command completed with exit code 1.]",
+	// "Process exited with code 2", "exit status 1".
+	tail := t
+	if len(tail) > 200 {
+		tail = tail[len(tail)-200:]
+	}
+	for _, marker := range []string{"exit code ", "exited with code ", "exit status "} {
+		if k := strings.LastIndex(tail, marker); k >= 0 {
+			digits := tail[k+len(marker):]
+			n := 0
+			for n < len(digits) && (digits[n] >= '0' && digits[n] <= '9' || n == 0 && digits[n] == '-') {
+				n++
+			}
+			if code, err := strconv.Atoi(digits[:n]); err == nil {
+				return text, code, true
+			}
+		}
+	}
+	return text, 0, false
+}
+
+// stripTag removes <tag>…</tag> around s, and mini-swe-agent's elision
+// markers for long outputs.
+func stripTag(s, tag string) string {
+	s = strings.TrimPrefix(s, "<"+tag+">")
+	s = strings.TrimSuffix(strings.TrimSpace(s), "</"+tag+">")
+	for _, t := range []string{"<output_head>", "</output_head>", "<output_tail>", "</output_tail>", "<warning>", "</warning>"} {
+		s = strings.ReplaceAll(s, t, "")
+	}
+	return strings.Trim(s, "\n")
+}
+
+// scanLimit bounds how much of one tool output is read line by line: its
+// head and its tail, where commands report what went wrong.
+const scanLimit = 16 << 10
+
+// headTail returns the first and last scanLimit bytes of s (all of s when
+// it is short), cut at line boundaries.
+func headTail(s string) (string, string) {
+	if len(s) <= 2*scanLimit {
+		return s, ""
+	}
+	head := s[:scanLimit]
+	if k := strings.LastIndexByte(head, '\n'); k > 0 {
+		head = head[:k]
+	}
+	tail := s[len(s)-scanLimit:]
+	if k := strings.IndexByte(tail, '\n'); k >= 0 {
+		tail = tail[k+1:]
+	}
+	return head, tail
+}
+
+// errorLines picks up to two lines of out that say what went wrong, best
+// first by kind and then in order: an exception or compiler error line
+// ("KeyError: 'x'", "error TS2769: …") beats a line that merely mentions an
+// error, which beats a warning. A bare "ERROR:" header yields the line
+// after it. Only the first few lines of a file read are looked at, since
+// file contents mention errors without being errors.
+func errorLines(out string, fileContent bool) []string {
+	type cand struct {
+		line  string
+		score int
+		pos   int
+	}
+	var best []cand
+	consider := func(text string, base int, maxLines int) {
+		n := 0
+		for text != "" && (maxLines <= 0 || n < maxLines) {
+			line, rest, _ := strings.Cut(text, "\n")
+			text = rest
+			n++
+			t := strings.TrimSpace(line)
+			if t == "" || len(t) > 2000 {
+				continue
+			}
+			s := errorScore(t)
+			if s == 0 {
+				continue
+			}
+			if header(t) && text != "" {
+				next, _, _ := strings.Cut(strings.TrimLeft(text, "\n"), "\n")
+				if next = strings.TrimSpace(next); next != "" {
+					t = next
+					s = max(s, errorScore(next), 3)
+				}
+			}
+			best = append(best, cand{t, s, base + n})
+		}
+	}
+	if fileContent {
+		consider(out, 0, 3)
+	} else {
+		head, tail := headTail(out)
+		consider(head, 0, 0)
+		consider(tail, 1<<30, 0)
+	}
+	if len(best) == 0 {
+		return nil
+	}
+	// Keep the two best, first seen winning ties; report them in order.
+	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
+	var pick []cand
+	for _, c := range best {
+		if len(pick) == 2 {
+			break
+		}
+		if len(pick) == 1 && pick[0].line == c.line {
+			continue
+		}
+		pick = append(pick, c)
+	}
+	if len(pick) == 2 && pick[0].pos > pick[1].pos {
+		pick[0], pick[1] = pick[1], pick[0]
+	}
+	lines := make([]string, 0, len(pick))
+	for _, p := range pick {
+		lines = append(lines, p.line)
+	}
+	return lines
+}
+
+// errorScore rates how clearly a line reports a failure: 0 not at all, 2 a
+// warning, 3 a line naming an error, 5 an exception or compiler diagnostic.
+func errorScore(t string) int {
+	if exceptionLine(t) {
+		return 5
+	}
+	l := strings.ToLower(t)
+	if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "fatal") || strings.HasPrefix(l, "panic:") ||
+		strings.Contains(l, ": error") || strings.Contains(l, " error ts") || strings.Contains(l, "error[") ||
+		strings.Contains(l, "*** [") {
+		return 5
+	}
+	if strings.HasPrefix(l, "traceback (most recent call last)") {
+		return 1
+	}
+	for _, w := range failureWords {
+		if strings.Contains(l, w) {
+			return 3
+		}
+	}
+	if strings.HasSuffix(l, "fail") || strings.Contains(l, "fail ") || strings.Contains(l, "fail:") {
+		return 3
+	}
+	if strings.Contains(l, "warning") {
+		return 2
+	}
+	return 0
+}
+
+var failureWords = []string{
+	"error", "exception", "failed", "failure", "fatal", "timeout", "timed out", "no such file",
+	"not found", "permission denied", "cannot ", "can't ", "could not", "couldn't", "unable to",
+	"invalid", "must be", "rejected", "denied", "refused", "segmentation fault", "aborted",
+	"did not appear verbatim", "no replacement was performed", "is required", "is expected to be",
+	"does not exist", "unrecognized", "unknown option", "command not found", "syntax error",
+	"malformed", "undefined", "not defined", "traceback",
+}
+
+// exceptionLine recognises "SomethingError: message" and
+// "pkg.mod.SomeException: message" lines.
+func exceptionLine(t string) bool {
+	k := strings.Index(t, ": ")
+	if k <= 0 || k > 80 {
+		k = strings.IndexByte(t, ':')
+		if k <= 0 || k > 80 || k != len(t)-1 {
+			return false
+		}
+	}
+	name := t[:k]
+	if strings.ContainsAny(name, " \t") {
+		return false
+	}
+	if j := strings.LastIndexByte(name, '.'); j >= 0 {
+		name = name[j+1:]
+	}
+	return (strings.HasSuffix(name, "Error") || strings.HasSuffix(name, "Exception") || strings.HasSuffix(name, "Exit") ||
+		strings.HasSuffix(name, "Interrupt") || name == "Warning" || strings.HasSuffix(name, "Warning")) && len(name) > 5 && isLetter(name[0])
+}
+
+// firstMeaningfulLine returns the first line of out that says something:
+// not blank, not a progress meter or a rule of dashes, not only numbers.
+// An HTML page is summed up by its title.
+func firstMeaningfulLine(out string) string {
+	if k := strings.Index(out, "<title>"); k >= 0 {
+		if end := strings.Index(out[k:], "</title>"); end > 0 && end < 300 {
+			if title := strings.TrimSpace(out[k+len("<title>") : k+end]); title != "" {
+				return "page title: " + title
+			}
+		}
+	}
+	text := out
+	for n := 0; text != "" && n < 200; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		t := strings.TrimSpace(line)
+		if k := strings.LastIndexByte(t, '\r'); k >= 0 {
+			t = strings.TrimSpace(t[k+1:])
+		}
+		if letters(t) < 3 || strings.Contains(t, "% Total") || strings.Contains(t, "Dload") {
+			continue
+		}
+		return t
+	}
+	return ""
+}
+
+func letters(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if isLetter(s[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// countLines counts the lines of s (a trailing newline does not start one).
+func countLines(s string) int {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return 0
+	}
+	return strings.Count(s, "\n") + 1
+}
+
+// header reports a line that announces failures listed after it: "ERROR:",
+// "== [test.sql] FAIL", "FAILURES".
+func header(t string) bool {
+	if len(t) > 60 {
+		return false
+	}
+	if strings.HasSuffix(t, ":") && errorScore(t) > 0 && !strings.Contains(strings.TrimSuffix(t, ":"), ": ") {
+		return len(strings.Fields(t)) <= 2
+	}
+	for _, w := range []string{"FAIL", "FAILED", "ERROR", "ERRORS", "FAILURES"} {
+		if strings.HasSuffix(strings.Trim(t, "= -*"), w) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,132 @@
+package fallback
+
+import (
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// carried ranks and orders items of an earlier handoff below everything
+// the window itself says: they are older. Each carry moves further down,
+// so the handoff carried last (the oldest) sorts first.
+const carriedBase = -(1 << 26)
+
+// carry folds an earlier handoff into the draft, section by section, so
+// the new handoff holds its items without nesting it. h is older than the
+// window and than any handoff carried before it.
+func (d *draft) carry(h compact.Handoff, depth int) {
+	base := carriedBase * (depth + 1)
+	older := func(s sec, items []string, rankBoost int) {
+		for i, it := range items {
+			if strings.TrimSpace(it) == "" || d.has(s, it) {
+				continue
+			}
+			d.secs[s] = append(d.secs[s], entry{text: it, rank: base + rankBoost + i, order: base + i})
+		}
+	}
+	// Asks: the old snapshot is an earlier ask, unless the window asked
+	// nothing, in which case it is still the task.
+	oldAsks := h.EarlierAsks
+	if h.TaskSnapshot != "" {
+		if d.snapshot == "" {
+			d.snapshot = h.TaskSnapshot
+		} else if h.TaskSnapshot != d.snapshot {
+			oldAsks = append([]string{h.TaskSnapshot}, h.EarlierAsks...)
+		}
+	}
+	// Earlier asks render newest first: older ones go after, ranked lower.
+	for i, a := range oldAsks {
+		if a == d.snapshot || d.has(secEarlierAsks, a) {
+			continue
+		}
+		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a, rank: base - i, order: -base + i})
+	}
+	if h.Goal != "" {
+		d.goal = h.Goal // the oldest statement of the goal is the goal
+	}
+	older(secConstraints, h.Constraints, 0)
+	older(secActions, h.CompletedActions, 0)
+	if len(d.secs[secActive]) == 0 {
+		older(secActive, h.ActiveState, 0)
+	}
+	if len(d.secs[secBlocked]) == 0 {
+		older(secBlocked, h.Blocked, 0)
+	}
+	// Decisions made earlier still stand: they rank with the window's
+	// middling ones rather than below all of them.
+	for i, it := range h.Decisions {
+		if !d.has(secDecisions, it) {
+			d.secs[secDecisions] = append(d.secs[secDecisions], entry{text: it, rank: 5<<20 + base/(1<<6) + i, order: base + i})
+		}
+	}
+	older(secErrors, h.ErrorsAndFixes, 0)
+	for i, it := range h.RelevantFiles {
+		if !d.hasPath(pathOfItem(it)) {
+			d.secs[secFiles] = append(d.secs[secFiles], entry{text: it, rank: base + i, order: base + i})
+		}
+	}
+	for i, it := range h.CriticalContext {
+		group, names := splitGroup(it)
+		for j, n := range names {
+			if !d.has(secContext, n) {
+				d.secs[secContext] = append(d.secs[secContext], entry{text: n, group: group, rank: base + i<<8 + j, order: base + i<<8 + j})
+			}
+		}
+	}
+	older(secLastTurns, h.LastDroppedTurns, -(1 << 20))
+}
+
+func (d *draft) has(s sec, text string) bool {
+	for _, e := range d.secs[s] {
+		if e.text == text {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *draft) hasPath(p string) bool {
+	for _, e := range d.secs[secFiles] {
+		if pathOfItem(e.text) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// pathOfItem recovers the path of a Relevant files item: what precedes the
+// " (ops)" note and a ":lines" suffix.
+func pathOfItem(it string) string {
+	if k := strings.LastIndex(it, " ("); k > 0 && strings.HasSuffix(it, ")") {
+		it = it[:k]
+	}
+	p, _ := splitLineRef(it)
+	if p2, _ := splitLineRef(strings.Split(it, ",")[0]); p2 != it && strings.Contains(it, ",") {
+		p = p2
+	}
+	return p
+}
+
+// contextGroups are the labels under which Critical context packs its
+// entries, in render order.
+var contextGroups = []string{"Working directory", "URLs", "Commits", "Issues and PRs", "Names"}
+
+// splitGroup reads a packed Critical context item ("Names: a, b") back into
+// its group and entries; an item without a known label is one entry.
+func splitGroup(it string) (string, []string) {
+	for _, g := range contextGroups {
+		if rest, ok := strings.CutPrefix(it, g+": "); ok {
+			if g == "Working directory" {
+				return g, []string{rest}
+			}
+			var out []string
+			for _, n := range strings.Split(rest, ", ") {
+				if n = strings.TrimSpace(n); n != "" {
+					out = append(out, n)
+				}
+			}
+			return g, out
+		}
+	}
+	return "", []string{it}
+}

@@ -1,0 +1,267 @@
+package fallback
+
+import (
+	"sort"
+	"strings"
+)
+
+// source says where in the window a reference was seen. Who wrote it
+// weighs how much it matters: the person's words most, the agent's next,
+// tool output least.
+type source uint8
+
+const (
+	srcUser source = iota
+	srcAgent
+	srcThinking
+	srcArgs
+	srcResult
+	nSources
+)
+
+// sourceWeight is what one message of each source adds to a reference's
+// score.
+var sourceWeight = [nSources]int{srcUser: 4, srcAgent: 3, srcThinking: 2, srcArgs: 2, srcResult: 1}
+
+// refStat gathers every sighting of one path or name.
+type refStat struct {
+	text  string
+	kind  refKind
+	first int // sequence number of the first sighting, for stable order
+	// msgs counts the distinct messages of each source that hold it.
+	msgs    [nSources]int
+	lastMsg [nSources]int
+	op      fileOp   // the strongest operation a call did on a path
+	ops     uint8    // every operation, as a bit set
+	lines   []string // line references seen with a path
+	span    bool     // written as `code` by the agent
+	git     bool     // a hex id seen next to git, commit or sha
+}
+
+// score ranks a reference: the weighted count of messages naming it, each
+// source counted up to three messages so that one chatty tool output does
+// not outweigh what the agent said.
+func (r *refStat) score() int {
+	s := 0
+	for src, n := range r.msgs {
+		s += sourceWeight[src] * min(n, 3)
+	}
+	if r.span {
+		s += 3
+	}
+	return s
+}
+
+func (r *refStat) messages() int {
+	n := 0
+	for _, k := range r.msgs {
+		n += k
+	}
+	return n
+}
+
+// refIndex collects references across the window.
+type refIndex struct {
+	byText map[string]*refStat
+	seq    int
+}
+
+func newRefIndex() *refIndex {
+	return &refIndex{byText: map[string]*refStat{}}
+}
+
+func (x *refIndex) get(kind refKind, text string) *refStat {
+	key := text
+	if kind != refPath {
+		key = "\x00" + text // paths and names live apart
+	}
+	r := x.byText[key]
+	if r == nil {
+		x.seq++
+		r = &refStat{text: strings.Clone(text), kind: kind, first: x.seq}
+		for i := range r.lastMsg {
+			r.lastMsg[i] = -1
+		}
+		x.byText[key] = r
+	}
+	return r
+}
+
+// see records one sighting of r in message msg.
+func (x *refIndex) see(r ref, msg int, src source) *refStat {
+	st := x.get(r.kind, r.text)
+	if st.lastMsg[src] != msg {
+		st.lastMsg[src] = msg
+		st.msgs[src]++
+	}
+	if r.line != "" && len(st.lines) < 8 && !contains(st.lines, r.line) {
+		st.lines = append(st.lines, strings.Clone(r.line))
+	}
+	return st
+}
+
+// scan records every reference in text.
+func (x *refIndex) scan(text string, msg int, src source, git bool) {
+	scanRefs(text, func(r ref) {
+		if r.kind == refPath {
+			if r.text = cleanPath(r.text); r.text == "" {
+				return
+			}
+		}
+		st := x.see(r, msg, src)
+		if git {
+			st.git = true
+		}
+	})
+}
+
+// touch records what a call did to a path.
+func (x *refIndex) touch(path string, op fileOp, msg int) {
+	path = cleanPath(path)
+	if path == "" {
+		return
+	}
+	st := x.see(ref{kind: refPath, text: path}, msg, srcArgs)
+	st.ops |= 1 << op
+	if op > st.op {
+		st.op = op
+	}
+}
+
+// cleanPath normalises a path for de-duplication: no "./" prefix, no
+// trailing slash, no surrounding quotes.
+func cleanPath(p string) string {
+	p = strings.Trim(strings.TrimSpace(p), `"'`)
+	for strings.HasPrefix(p, "./") {
+		p = p[2:]
+	}
+	// git diff headers: a/x.go and b/x.go are x.go
+	if len(p) > 2 && (p[0] == 'a' || p[0] == 'b') && p[1] == '/' {
+		p = p[2:]
+	}
+	if len(p) > 1 {
+		p = strings.TrimRight(p, "/")
+	}
+	return p
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// paths returns the file references, with relative paths merged into the
+// absolute path they end (apps/x.ts into /home/u/repo/apps/x.ts) and
+// sorted by first sighting.
+func (x *refIndex) paths() []*refStat {
+	var abs, rel []*refStat
+	for _, r := range x.byText {
+		if r.kind != refPath {
+			continue
+		}
+		if strings.HasPrefix(r.text, "/") || strings.HasPrefix(r.text, "~/") || len(r.text) > 2 && r.text[1] == ':' {
+			abs = append(abs, r)
+		} else {
+			rel = append(rel, r)
+		}
+	}
+	sortRefs(abs)
+	sortRefs(rel)
+	// Index absolute paths by base name to find the ones a relative path ends.
+	byBase := map[string][]*refStat{}
+	for _, a := range abs {
+		byBase[baseName(a.text)] = append(byBase[baseName(a.text)], a)
+	}
+	out := append([]*refStat(nil), abs...)
+	for _, r := range rel {
+		var into *refStat
+		for _, a := range byBase[baseName(r.text)] {
+			if strings.HasSuffix(a.text, "/"+r.text) || strings.HasSuffix(a.text, "\\"+r.text) {
+				into = a
+				break
+			}
+		}
+		if into == nil {
+			out = append(out, r)
+			continue
+		}
+		merge(into, r)
+	}
+	sortRefs(out)
+	return out
+}
+
+// merge folds r's sightings into into.
+func merge(into, r *refStat) {
+	for i := range r.msgs {
+		into.msgs[i] += r.msgs[i]
+	}
+	into.ops |= r.ops
+	if r.op > into.op {
+		into.op = r.op
+	}
+	for _, l := range r.lines {
+		if len(into.lines) < 8 && !contains(into.lines, l) {
+			into.lines = append(into.lines, l)
+		}
+	}
+	into.span = into.span || r.span
+	if r.first < into.first {
+		into.first = r.first
+	}
+}
+
+func baseName(p string) string {
+	if k := strings.LastIndexAny(p, `/\`); k >= 0 {
+		return p[k+1:]
+	}
+	return p
+}
+
+func sortRefs(rs []*refStat) {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].first < rs[j].first })
+}
+
+// names returns the non-path references sorted by first sighting.
+func (x *refIndex) names() []*refStat {
+	var out []*refStat
+	for _, r := range x.byText {
+		if r.kind != refPath {
+			out = append(out, r)
+		}
+	}
+	sortRefs(out)
+	return out
+}
+
+// notable reports whether a name is worth keeping: the agent wrote it as
+// code, or a person or the agent named it and it recurs, or calls passed it
+// more than once.
+func (r *refStat) notable() bool {
+	said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking]
+	return r.span || said > 0 && r.messages() >= 2 || r.msgs[srcArgs] >= 2 && r.messages() >= 3
+}
+
+// hot returns up to n notable names, best score first: what the window
+// keeps coming back to.
+func (x *refIndex) hot(n int) []string {
+	var cands []*refStat
+	for _, r := range x.names() {
+		if r.kind == refIdent && r.notable() && len(r.text) >= 4 {
+			cands = append(cands, r)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score() > cands[j].score() })
+	var out []string
+	for _, r := range cands {
+		if len(out) == n {
+			break
+		}
+		out = append(out, r.text)
+	}
+	return out
+}

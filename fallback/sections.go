@@ -1,0 +1,817 @@
+package fallback
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// sec names the list sections of a handoff that Build fills and bounds.
+type sec int
+
+const (
+	secEarlierAsks sec = iota
+	secConstraints
+	secActions
+	secActive
+	secBlocked
+	secDecisions
+	secErrors
+	secFiles
+	secContext
+	secLastTurns
+	nSecs
+)
+
+// secHeading maps sections to their headings in compact.HandoffSections
+// (earlier asks render under the task snapshot).
+var secHeading = [nSecs]string{
+	secEarlierAsks: "Task snapshot",
+	secConstraints: "Constraints and preferences",
+	secActions:     "Completed actions",
+	secActive:      "Active state",
+	secBlocked:     "Blocked",
+	secDecisions:   "Decisions",
+	secErrors:      "Errors and fixes",
+	secFiles:       "Relevant files",
+	secContext:     "Critical context",
+	secLastTurns:   "Last dropped turns",
+}
+
+// entry is one candidate item of a section.
+type entry struct {
+	text string
+	// rank orders entries for keeping: when a section must shrink, the
+	// lowest rank goes first.
+	rank int
+	// order is where the entry renders within its section.
+	order int
+	// group, for sections that pack several entries into one item
+	// (Critical context), names the item.
+	group string
+	cost  int
+	id    int // position among the section's costed entries
+}
+
+// draft is a handoff before bounding: the task snapshot and goal, and the
+// candidate entries of every list section.
+type draft struct {
+	snapshot string
+	goal     string
+	secs     [nSecs][]entry
+}
+
+// Per-item character limits applied while composing entries, before the
+// token caps: they keep one long command or output line from crowding out
+// the rest of an item.
+const (
+	maxKeyChars     = 180
+	maxOutcomeChars = 160
+	maxAddedLines   = 5
+	maxAddedChars   = 100
+	maxSentence     = 320
+	maxProseKey     = 100
+)
+
+// build extracts every section's candidates from the analysed window.
+func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
+	d := &draft{}
+	idx := w.indexRefs()
+	w.buildAsks(d)
+	w.buildActions(d)
+	w.buildErrors(d)
+	w.buildTodos(d)
+	w.buildDecisions(d, idx.hot(24))
+	buildFiles(d, idx)
+	w.buildContext(d, idx)
+	w.buildLastTurns(d, lastTurns)
+	// Earlier handoffs are older than the window: the newest is carried
+	// first, each older one below it, and the caller's (the oldest) last.
+	n := len(w.previous)
+	for k := n - 1; k >= 0; k-- {
+		d.carry(w.previous[k], n-1-k)
+	}
+	if extra != nil {
+		d.carry(*extra, n)
+	}
+	for i, s := range w.foreign {
+		d.secs[secActions] = append(d.secs[secActions], entry{
+			text:  "Earlier summary: " + clip(oneLine(s), 1200),
+			rank:  1 << 29, // kept before any action: it stands for everything before
+			order: -1000 + i,
+		})
+	}
+	return d
+}
+
+// buildAsks fills the task snapshot (the latest ask), earlier asks (newest
+// first), the goal (the first ask, when there were several) and the
+// constraints (rule statements and revisions, verbatim).
+func (w *window) buildAsks(d *draft) {
+	n := len(w.asks)
+	if n == 0 {
+		return
+	}
+	d.snapshot = w.asks[n-1].text
+	first := 0
+	if n > 1 && w.asks[0].text != d.snapshot {
+		d.goal = w.asks[0].text // the goal, not an earlier ask as well
+		first = 1
+	}
+	seen := map[string]bool{d.snapshot: true, d.goal: true}
+	for i := n - 2; i >= first; i-- {
+		a := w.asks[i]
+		if seen[a.text] {
+			continue
+		}
+		seen[a.text] = true
+		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a.text, rank: a.msg, order: -a.msg})
+	}
+	seenRule := map[string]bool{d.snapshot: true} // the snapshot is always kept whole
+	for _, a := range w.asks {
+		for _, s := range constraintSentences(a.text) {
+			if seenRule[s] {
+				continue
+			}
+			seenRule[s] = true
+			d.secs[secConstraints] = append(d.secs[secConstraints], entry{text: s, rank: a.msg, order: a.msg})
+		}
+	}
+}
+
+// buildActions lists every call in order with its key argument and a
+// one-line outcome, and the person's interruptions where they happened.
+// Newer actions rank higher, so a cap keeps the newest.
+func (w *window) buildActions(d *draft) {
+	for i, ev := range w.timeline {
+		var text string
+		switch ev.kind {
+		case evInterrupt:
+			text = ev.text
+		case evCall:
+			text = w.actionText(ev.call)
+		}
+		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: i, order: i})
+	}
+}
+
+// label is "name key" with the key shortened to its first line, and a
+// path key shown relative to the project root.
+func (w *window) label(c *call) string {
+	name := c.name
+	if c.msg < 0 {
+		name = "(call made before this part)"
+	}
+	key := c.key
+	if c.exec {
+		key = stripCD(key)
+	} else if w.root != "" {
+		key = strings.ReplaceAll(key, w.root+"/", "")
+	}
+	limit := maxKeyChars
+	if c.prose {
+		limit = maxProseKey
+	}
+	key = firstLine(key, limit)
+	if key == "" {
+		return name
+	}
+	return name + " " + key
+}
+
+// firstLine returns s's first non-blank line clipped to n bytes, noting how
+// many lines were left out.
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	line, rest, more := strings.Cut(s, "\n")
+	out := clip(strings.TrimSpace(line), n)
+	if more {
+		if k := countLines(rest); k > 0 {
+			out += " …(+" + strconv.Itoa(k) + " lines)"
+		}
+	}
+	return out
+}
+
+// actionText renders one call: "name key → outcome", then the lines an
+// edit added.
+func (w *window) actionText(c *call) string {
+	var b strings.Builder
+	b.WriteString(w.label(c))
+	b.WriteString(" → ")
+	b.WriteString(outcome(c))
+	shown := pickAdded(c.added, c.removed, maxAddedLines)
+	for _, l := range shown {
+		b.WriteString("\n+ ")
+		b.WriteString(clip(l, maxAddedChars))
+	}
+	if more := len(c.added) - len(shown); more > 0 {
+		fmt.Fprintf(&b, "\n(+%d more added lines)", more)
+	}
+	return b.String()
+}
+
+// outcome sums up a call's result in one line: the exit status where the
+// tool gives one, then the error line if it failed or printed one, or else
+// the first meaningful line and the output's length.
+func outcome(c *call) string {
+	r := c.res
+	if r == nil {
+		return "no result in this part"
+	}
+	var parts []string
+	if r.hasExit {
+		parts = append(parts, "exit "+strconv.Itoa(r.exit))
+	} else if r.isError {
+		parts = append(parts, "failed")
+	}
+	errs := c.errors()
+	lines := countLines(r.text)
+	switch {
+	case len(errs) > 0:
+		parts = append(parts, clip(errs[0], maxOutcomeChars))
+	case r.text == "" || lines == 0:
+		if c.listing() && r.hasExit && r.exit == 1 {
+			parts = append(parts, "no matches")
+		} else {
+			parts = append(parts, "no output")
+		}
+	case c.mutates && !c.exec && !c.failed():
+		parts = append(parts, "ok")
+	case (c.listing() || numberedListing(r.text)) && !c.failed():
+		parts = append(parts, strconv.Itoa(lines)+" lines")
+	default:
+		l := clip(firstMeaningfulLine(r.text), maxOutcomeChars)
+		if l == "" {
+			l = strconv.Itoa(lines) + " lines"
+		} else if lines > 1 {
+			l += " (" + strconv.Itoa(lines) + " lines)"
+		}
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, ": ")
+}
+
+// failed reports whether the call failed. A search that matched nothing
+// (grep's exit 1 with no output) did not.
+func (c *call) failed() bool {
+	r := c.res
+	if !r.failed() {
+		return false
+	}
+	return !(r.hasExit && r.exit == 1 && strings.TrimSpace(r.text) == "" && c.listing())
+}
+
+// numberedListing recognises file contents shown with line numbers
+// ("     1→…", "   1\t…", "Here's the result of running `cat -n`").
+func numberedListing(s string) bool {
+	line := strings.TrimLeft(s, "\n")
+	line, _, _ = strings.Cut(line, "\n")
+	if strings.Contains(line, "result of running `cat -n`") {
+		return true
+	}
+	t := strings.TrimLeft(line, " ")
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && (strings.HasPrefix(t[i:], "→") || strings.HasPrefix(t[i:], "\t"))
+}
+
+// listing reports whether the call's output is file contents or a search
+// listing, which name errors without being errors.
+func (c *call) listing() bool {
+	if !c.exec {
+		for _, f := range c.files {
+			if f.op == opRead {
+				return true
+			}
+		}
+		l := strings.ToLower(c.name)
+		return strings.Contains(l, "grep") || strings.Contains(l, "glob") || strings.Contains(l, "search") ||
+			strings.Contains(l, "find") || strings.Contains(l, "list") || c.key != "" && strings.HasPrefix(c.key, "view ")
+	}
+	words := shellWords(firstSegment(stripCD(c.key)))
+	for len(words) > 0 && strings.Contains(words[0], "=") {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return false
+	}
+	switch baseName(words[0]) {
+	case "cat", "head", "tail", "less", "more", "nl", "grep", "rg", "ag", "find", "ls", "tree", "fd", "wc", "diff":
+		return true
+	case "sed":
+		return !contains(words, "-i")
+	case "git":
+		return len(words) > 1 && (words[1] == "show" || words[1] == "diff" || words[1] == "log" || words[1] == "grep" || words[1] == "blame")
+	}
+	return false
+}
+
+func firstSegment(cmd string) string {
+	if segs := splitSegments(firstLine(cmd, 1<<20)); len(segs) > 0 {
+		return segs[0]
+	}
+	return cmd
+}
+
+// errors returns the lines of the call's result that report a failure.
+func (c *call) errors() []string {
+	if c.res == nil || c.res.text == "" {
+		return nil
+	}
+	return errorLines(c.res.text, (c.listing() || numberedListing(c.res.text)) && !c.failed())
+}
+
+// buildErrors lists each failure with the call that produced it, and
+// whether a later call on the same target succeeded. The same error line
+// seen again is listed once, at its last sighting, with a count.
+// Unresolved errors rank above resolved ones; within each, newer first.
+func (w *window) buildErrors(d *draft) {
+	type errItem struct {
+		c     *call
+		lines []string
+		pos   int
+		times int
+	}
+	var items []*errItem
+	byLine := map[string]*errItem{}
+	for i, c := range w.calls {
+		errs := c.errors()
+		if len(errs) == 0 && c.failed() {
+			if l := firstMeaningfulLine(c.res.text); l != "" {
+				errs = []string{l}
+			} else {
+				errs = []string{"failed with no output"}
+			}
+		}
+		if len(errs) == 0 {
+			continue
+		}
+		if !c.failed() && maxErrorScore(errs) < 3 && !c.mutates && !c.exec {
+			continue
+		}
+		key := strings.Join(errs, "\n")
+		if it := byLine[key]; it != nil {
+			it.c, it.pos, it.times = c, i, it.times+1
+			continue
+		}
+		it := &errItem{c: c, lines: errs, pos: i, times: 1}
+		byLine[key] = it
+		items = append(items, it)
+	}
+	for _, it := range items {
+		var b strings.Builder
+		b.WriteString(w.label(it.c))
+		b.WriteString(" → ")
+		for i, l := range it.lines {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(clip(l, maxOutcomeChars))
+		}
+		if it.times > 1 {
+			fmt.Fprintf(&b, " (×%d)", it.times)
+		}
+		rank := it.pos
+		if maxErrorScore(it.lines) < 3 && !it.c.failed() {
+			rank -= 1 << 20 // warnings only: the first to go
+		}
+		if fix := w.laterSuccess(it.c, it.pos); fix != nil {
+			b.WriteString("; later succeeded: " + clip(w.label(fix), 120))
+		} else {
+			b.WriteString("; not resolved in this part")
+			rank += 1 << 20
+		}
+		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: rank, order: it.pos})
+	}
+}
+
+func maxErrorScore(lines []string) int {
+	m := 0
+	for _, l := range lines {
+		m = max(m, errorScore(l))
+	}
+	return m
+}
+
+// laterSuccess finds a call after position pos on the same target that
+// succeeded without printing an error.
+func (w *window) laterSuccess(c *call, pos int) *call {
+	if c.target == "" {
+		return nil
+	}
+	for _, d := range w.calls[pos+1:] {
+		if d.target != c.target || d.res == nil || d.failed() {
+			continue
+		}
+		if errs := d.errors(); maxErrorScore(errs) >= 3 {
+			continue
+		}
+		return d
+	}
+	return nil
+}
+
+// buildTodos puts the agent's last todo list or plan under Active state,
+// and its blocked items (and a failure that ends the window) under
+// Blocked.
+func (w *window) buildTodos(d *draft) {
+	for i, t := range w.todos {
+		s := strings.ToLower(strings.ReplaceAll(t.status, " ", "_"))
+		rank := 0
+		switch s {
+		case "in_progress", "active", "doing", "started":
+			rank = 3
+		case "pending", "todo", "not_started", "open":
+			rank = 2
+		case "completed", "done", "complete", "finished":
+			rank = 1
+		}
+		e := entry{text: "[" + t.status + "] " + t.text, rank: rank<<16 - i, order: i}
+		if s == "blocked" || s == "failed" || s == "stuck" || s == "waiting" {
+			d.secs[secBlocked] = append(d.secs[secBlocked], e)
+			continue
+		}
+		d.secs[secActive] = append(d.secs[secActive], e)
+	}
+	// The window ends on a failure nothing fixed: the next turn starts there.
+	if n := len(w.calls); n > 0 {
+		c := w.calls[n-1]
+		if c.res != nil && c.failed() {
+			errs := c.errors()
+			line := "failed"
+			if len(errs) > 0 {
+				line = errs[0]
+			}
+			d.secs[secBlocked] = append(d.secs[secBlocked], entry{
+				text: "last call failed: " + w.label(c) + " → " + clip(line, maxOutcomeChars), rank: 1 << 20, order: 1 << 20,
+			})
+		}
+	}
+}
+
+// buildDecisions keeps plans the agent proposed and the sentences of its
+// messages (and, ranked lower, its reasoning) that state a finding or a
+// choice. Each message contributes at most its two best sentences.
+func (w *window) buildDecisions(d *draft, hot []string) {
+	for _, p := range w.plans {
+		d.secs[secDecisions] = append(d.secs[secDecisions], entry{
+			text: "Plan: " + clip(compactLines(p.text), 900), rank: 40<<20 + p.msg, order: p.msg << 8,
+		})
+	}
+	seen := map[string]bool{}
+	for i := range w.msgs {
+		m := &w.msgs[i]
+		if m.Role != compact.RoleAssistant {
+			continue
+		}
+		type cand struct {
+			s     string
+			score int
+			pos   int
+		}
+		var cands []cand
+		pos := 0
+		for _, p := range m.Parts {
+			if p.Type != compact.PartText && p.Type != compact.PartThinking {
+				continue
+			}
+			penalty := 0
+			if p.Type == compact.PartThinking {
+				penalty = 1
+			}
+			sentences(p.Text, func(s string) {
+				pos++
+				sc := decisionScore(s) - penalty + hotBonus(s, hot)
+				if sc >= 3 && !seen[s] {
+					cands = append(cands, cand{s, sc, pos})
+				}
+			})
+		}
+		sort.SliceStable(cands, func(a, b int) bool { return cands[a].score > cands[b].score })
+		if len(cands) > 2 {
+			cands = cands[:2]
+		}
+		sort.Slice(cands, func(a, b int) bool { return cands[a].pos < cands[b].pos })
+		for _, c := range cands {
+			seen[c.s] = true
+			d.secs[secDecisions] = append(d.secs[secDecisions], entry{
+				text: clip(c.s, maxSentence), rank: c.score<<20 + i, order: i<<8 + c.pos,
+			})
+		}
+	}
+}
+
+// hotBonus favours sentences that name what the window keeps coming back
+// to: one point for one hot name, two for more.
+func hotBonus(s string, hot []string) int {
+	n := 0
+	for _, h := range hot {
+		if strings.Contains(s, h) {
+			n++
+			if n == 2 {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// compactLines joins a multi-line text's non-blank lines with " / ".
+func compactLines(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
+// oneLine collapses runs of whitespace, newlines included, to one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// indexRefs scans the window for paths and names, recording who wrote
+// each and what calls did to files.
+func (w *window) indexRefs() *refIndex {
+	x := newRefIndex()
+	for i := range w.msgs {
+		m := &w.msgs[i]
+		if m.Summary {
+			continue
+		}
+		for _, p := range m.Parts {
+			switch {
+			case p.Type == compact.PartText && m.Role == compact.RoleAssistant:
+				x.scan(p.Text, i, srcAgent, gitContext(p.Text))
+				codeSpans(p.Text, func(s string) { x.span(s, i) })
+			case p.Type == compact.PartThinking:
+				x.scan(p.Text, i, srcThinking, gitContext(p.Text))
+			}
+		}
+	}
+	for _, a := range w.asks {
+		x.scan(a.text, a.msg, srcUser, gitContext(a.text))
+	}
+	for _, ide := range w.ideContext {
+		x.scan(ide, -2, srcResult, false)
+	}
+	for _, c := range w.calls {
+		if c.msg >= 0 {
+			git := strings.HasPrefix(stripCD(c.key), "git ")
+			for _, f := range c.files {
+				x.touch(f.path, f.op, c.msg)
+			}
+			x.scan(c.key, c.msg, srcArgs, git)
+			for _, l := range c.added {
+				x.scan(l, c.msg, srcArgs, false)
+			}
+			if c.res != nil {
+				head, tail := headTail(c.res.text)
+				x.scan(head, c.res.msg, srcResult, git)
+				x.scan(tail, c.res.msg, srcResult, git)
+			}
+		} else if c.res != nil {
+			head, tail := headTail(c.res.text)
+			x.scan(head, c.res.msg, srcResult, false)
+			x.scan(tail, c.res.msg, srcResult, false)
+		}
+	}
+	return x
+}
+
+// span records an inline code span of the agent's as a name worth
+// keeping, when it is more than a plain word.
+func (x *refIndex) span(s string, msg int) {
+	if strings.ContainsAny(s, " ") && !strings.ContainsAny(s, "/(:=") {
+		return
+	}
+	if k := strings.IndexByte(s, '('); k > 0 && (strings.HasSuffix(s, "()") || !strings.Contains(s, " ")) && isIdentifier(s[:k]) {
+		s = s[:k] // getInitials() is getInitials
+	}
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) {
+			plain = false
+			break
+		}
+	}
+	if plain && !isIdentifier(s) {
+		return
+	}
+	kind := refIdent
+	if _, _, ok := pathRef(s); ok {
+		kind = refPath
+		s = cleanPath(s)
+		if p, line, ok := pathRef(s); ok && line != "" {
+			st := x.see(ref{kind: refPath, text: p, line: line}, msg, srcAgent)
+			st.span = true
+			return
+		}
+	}
+	st := x.see(ref{kind: kind, text: s}, msg, srcAgent)
+	st.span = true
+}
+
+func gitContext(s string) bool {
+	l := strings.ToLower(s)
+	return strings.Contains(l, "commit") || strings.Contains(l, "git ") || strings.Contains(l, "sha")
+}
+
+// buildFiles lists the paths calls touched and the paths people and the
+// agent named, each once (relative paths folded into the absolute path
+// they end), with what happened to it. Files that were changed rank
+// first, then read, then mentioned; among equals, the more often named.
+func buildFiles(d *draft, x *refIndex) {
+	all := x.paths()
+	for _, r := range all {
+		touched := r.ops != 0
+		said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking]
+		switch {
+		case touched, r.span:
+		case !strings.ContainsAny(r.text, `/\`):
+			continue // a bare name only mentioned: too often a module or a domain
+		case said == 0 && r.msgs[srcArgs] < 2 && r.msgs[srcResult] < 3:
+			continue
+		}
+		if truncatedBySpace(r, all) {
+			continue
+		}
+		var b strings.Builder
+		b.WriteString(r.text)
+		if len(r.lines) > 0 {
+			b.WriteString(":" + strings.Join(r.lines, ","))
+		}
+		var ops []string
+		for op := opDelete; op >= opRead; op-- {
+			if r.ops&(1<<op) != 0 {
+				ops = append(ops, op.String())
+			}
+		}
+		if len(ops) > 0 {
+			b.WriteString(" (" + strings.Join(ops, ", ") + ")")
+		}
+		rank := int(r.op)<<16 + min(r.score(), 1<<15)
+		if touched && r.op == opMention {
+			rank = 1<<15 + min(r.score(), 1<<14)
+		}
+		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rank, order: r.first})
+	}
+}
+
+// truncatedBySpace reports a mention that is the start of a longer path
+// holding a space ("/tmp/Screenshot" of "/tmp/Screenshot 1.png"), which the
+// text scanner cut short.
+func truncatedBySpace(r *refStat, all []*refStat) bool {
+	if r.ops != 0 {
+		return false
+	}
+	for _, o := range all {
+		if len(o.text) > len(r.text) && strings.HasPrefix(o.text, r.text+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// buildContext keeps identifiers that must survive exactly: URLs, commit
+// ids, issue numbers, the working directory, and the names (functions,
+// types, tables, services, env vars) that recur or that the agent
+// singled out.
+func (w *window) buildContext(d *draft, x *refIndex) {
+	if wd := w.workdir(); wd != "" {
+		d.secs[secContext] = append(d.secs[secContext], entry{text: wd, group: "Working directory", rank: 1 << 28})
+	}
+	for _, r := range x.names() {
+		s := r.score()
+		var group string
+		switch r.kind {
+		case refURL:
+			group = "URLs"
+			if r.msgs[srcResult] == r.messages() && r.messages() < 2 {
+				continue // an URL only a tool printed once
+			}
+			s += 8
+		case refSHA:
+			if !r.git && len(r.text) < 40 {
+				continue
+			}
+			group = "Commits"
+			s += 6
+		case refIssue:
+			group = "Issues and PRs"
+			if r.msgs[srcUser]+r.msgs[srcAgent]+r.msgs[srcThinking] == 0 {
+				continue
+			}
+			s += 4
+		case refIdent:
+			group = "Names"
+			if !r.notable() {
+				continue
+			}
+		default:
+			continue
+		}
+		d.secs[secContext] = append(d.secs[secContext], entry{text: r.text, group: group, rank: s<<16 - min(r.first, 1<<15), order: r.first})
+	}
+}
+
+// workdir returns the working directory most calls ran in: a workdir or
+// cwd argument, or a leading "cd dir &&".
+func (w *window) workdir() string {
+	count := map[string]int{}
+	best, bestN := "", 0
+	for _, c := range w.calls {
+		dir := ""
+		for _, k := range []string{"workdir", "cwd"} {
+			if s := argString(c.args, k); s != "" {
+				dir = s
+			}
+		}
+		if dir == "" && c.exec {
+			dir = cdDir(c.key)
+		}
+		if dir == "" {
+			continue
+		}
+		count[dir]++
+		if n := count[dir]; n > bestN || n == bestN && dir < best {
+			best, bestN = dir, n
+		}
+	}
+	return best
+}
+
+// buildLastTurns shows the window's final messages, newest last: what was
+// said, called and answered just before the cut.
+func (w *window) buildLastTurns(d *draft, n int) {
+	byResult := map[int]*call{}
+	for _, c := range w.calls {
+		if c.res != nil {
+			byResult[c.res.msg] = c
+		}
+	}
+	askAt := map[int]string{}
+	for _, a := range w.asks {
+		askAt[a.msg] = a.text
+	}
+	count := 0
+	for i := len(w.msgs) - 1; i >= 0 && count < n; i-- {
+		m := &w.msgs[i]
+		var text string
+		switch {
+		case m.Summary:
+			continue
+		case askAt[i] != "":
+			text = "user: " + clip(oneLine(askAt[i]), 400)
+		case m.IsToolResult():
+			c := byResult[i]
+			if c == nil {
+				continue
+			}
+			text = "result of " + clip(w.label(c), 100) + " → " + outcome(c)
+		case m.Role == compact.RoleAssistant:
+			var parts []string
+			if t := strings.TrimSpace(m.Text()); t != "" {
+				parts = append(parts, "assistant: "+clip(oneLine(t), 400))
+			}
+			for _, tc := range m.ToolCalls() {
+				for _, c := range w.calls {
+					if c.msg == i && c.id == tc.ID && c.name == tc.Name {
+						parts = append(parts, "assistant called "+clip(w.label(c), 160))
+						break
+					}
+				}
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			text = strings.Join(parts, "\n")
+		default:
+			continue
+		}
+		count++
+		d.secs[secLastTurns] = append(d.secs[secLastTurns], entry{text: text, rank: i, order: i})
+	}
+}
+
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !runeStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func runeStart(b byte) bool { return b&0xC0 != 0x80 }

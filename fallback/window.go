@@ -1,0 +1,311 @@
+package fallback
+
+import (
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// eventKind says what happened at one point of the window's timeline.
+type eventKind uint8
+
+const (
+	evCall      eventKind = iota + 1 // a tool call (or a result whose call came before the window)
+	evInterrupt                      // the person interrupted the agent
+)
+
+// event is one entry of the window's timeline, in transcript order.
+type event struct {
+	kind eventKind
+	msg  int
+	call *call
+	text string
+}
+
+// ask is one thing the person asked, with where it was asked.
+type ask struct {
+	msg  int
+	text string
+}
+
+// todo is one item of the agent's last todo list or plan.
+type todo struct {
+	text, status string
+}
+
+// window is what Build reads out of the (redacted) dropped messages before
+// deciding what to keep.
+type window struct {
+	msgs     []compact.Message
+	calls    []*call
+	timeline []event
+	asks     []ask
+	// previous holds handoffs written by compact found in the window;
+	// foreign holds other agents' summaries, as text.
+	previous []compact.Handoff
+	foreign  []string
+	// todos is the last todo list or plan the agent wrote, todoMsg where.
+	todos   []todo
+	todoMsg int
+	// plans are plans the agent proposed (ExitPlanMode) or explained
+	// (update_plan), with where.
+	plans []ask
+	// ideContext holds the IDE context wrapped around asks (active file,
+	// open tabs), for paths.
+	ideContext []string
+	// root is the directory most paths of the window's calls lie under;
+	// paths in action keys are shown relative to it.
+	root string
+}
+
+// analyze pairs calls with results and sorts the window's messages into
+// asks, calls, summaries and todo lists. mask redacts every string of the
+// calls' arguments once decoded, whatever the Redactor did to the raw JSON.
+func analyze(msgs []compact.Message, mask func(string) string) *window {
+	w := &window{msgs: msgs, todoMsg: -1}
+	pending := map[string]*call{}
+	var idless []*call
+	observed := map[int]bool{} // messages that are the output of a text action
+	attach := func(i int, id, text string, isErr bool) {
+		c := pending[id]
+		if c != nil {
+			delete(pending, id)
+		} else if id == "" && len(idless) > 0 {
+			c, idless = idless[0], idless[1:]
+		}
+		if c == nil {
+			// The call was made before the window opened.
+			c = &call{msg: -1, id: id}
+			w.calls = append(w.calls, c)
+			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
+		}
+		if c.res == nil {
+			c.res = &result{msg: i}
+		} else if text != "" && c.res.text != "" {
+			text = c.res.text + "\n" + text
+		}
+		c.res.text = text
+		c.res.isError = c.res.isError || isErr
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Summary || (m.Role == compact.RoleUser || m.Role == compact.RoleSystem) && compact.IsHandoffText(m.Text()) {
+			w.addSummary(m.Text())
+			continue
+		}
+		if c := textAction(msgs, i); c != nil {
+			// An agent that acts through fenced commands in its text
+			// (SWE-agent, mini-swe-agent): the next message is the output.
+			w.calls = append(w.calls, c)
+			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
+			c.res = &result{msg: i + 1, text: msgs[i+1].Text()}
+			observed[i+1] = true
+			continue
+		}
+		if observed[i] {
+			continue
+		}
+		for _, p := range m.Parts {
+			if p.Type != compact.PartToolCall || p.ToolCall == nil {
+				continue
+			}
+			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name}
+			c.args, c.argRaw = decodeArgs(p.ToolCall.Arguments)
+			maskValues(c.args, mask)
+			if c.argRaw != "" {
+				c.argRaw = mask(c.argRaw)
+			}
+			w.calls = append(w.calls, c)
+			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
+			if c.id != "" {
+				pending[c.id] = c
+			} else {
+				idless = append(idless, c)
+			}
+		}
+		// Results: by part (Anthropic, Claude Code, Gemini) or by message
+		// (OpenAI tool messages, SWE-agent's tool_call_ids).
+		byPart := false
+		for _, p := range m.Parts {
+			if p.Type == compact.PartToolResult {
+				attach(i, p.CallID, p.Text, p.IsError)
+				byPart = true
+			}
+		}
+		if !byPart && m.IsToolResult() {
+			isErr := false
+			for _, p := range m.Parts {
+				isErr = isErr || p.IsError
+			}
+			text := m.Text()
+			if len(m.ToolCallIDs) == 0 {
+				attach(i, "", text, isErr)
+			}
+			for _, id := range m.ToolCallIDs {
+				attach(i, id, text, isErr)
+			}
+			continue
+		}
+		if m.Role != compact.RoleUser {
+			continue
+		}
+		text := m.Text()
+		// Interruptions are harness notes (readers mark them Synthetic),
+		// but they say what the person did, so they go on the timeline.
+		if interruption(text) {
+			w.timeline = append(w.timeline, event{kind: evInterrupt, msg: i, text: strings.TrimSpace(text)})
+			continue
+		}
+		if !m.IsUserAsk() {
+			continue
+		}
+		if a, ide := askText(text); a != "" {
+			w.asks = append(w.asks, ask{msg: i, text: a})
+			if ide != "" {
+				w.ideContext = append(w.ideContext, ide)
+			}
+		}
+	}
+	for _, c := range w.calls {
+		if c.res != nil {
+			c.res.text, c.res.exit, c.res.hasExit = unwrapResult(c.res.text)
+		}
+		if c.msg >= 0 {
+			c.describe()
+			w.noteTodosAndPlans(c)
+		}
+	}
+	w.root = w.workdir()
+	return w
+}
+
+// addSummary records a summary message: a compact handoff is parsed so its
+// items can be carried forward; another agent's summary is kept as text.
+func (w *window) addSummary(text string) {
+	if compact.IsHandoffText(text) {
+		if h, err := compact.ParseHandoff(text); err == nil || !h.IsEmpty() {
+			w.previous = append(w.previous, h)
+			return
+		}
+	}
+	if h, err := compact.ParseHandoff(text); err == nil {
+		w.previous = append(w.previous, h) // an LLM summary under our headings
+		return
+	}
+	if t := strings.TrimSpace(text); t != "" {
+		w.foreign = append(w.foreign, t)
+	}
+}
+
+// noteTodosAndPlans records todo lists (Claude Code TodoWrite, Codex
+// update_plan and any tool whose arguments carry a list of items with a
+// status) and plans (a "plan" text argument, update_plan's explanation).
+func (w *window) noteTodosAndPlans(c *call) {
+	for _, key := range []string{"todos", "plan", "steps", "tasks", "items"} {
+		list, ok := c.args[key].([]any)
+		if !ok {
+			continue
+		}
+		var items []todo
+		for _, e := range list {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			status, _ := m["status"].(string)
+			var text string
+			for _, k := range []string{"content", "step", "title", "task", "description", "text"} {
+				if s, ok := m[k].(string); ok && s != "" {
+					text = s
+					break
+				}
+			}
+			if text != "" && status != "" {
+				items = append(items, todo{text: text, status: status})
+			}
+		}
+		if len(items) > 0 {
+			w.todos, w.todoMsg = items, c.msg
+		}
+	}
+	if p, ok := c.args["plan"].(string); ok && strings.TrimSpace(p) != "" {
+		w.plans = append(w.plans, ask{msg: c.msg, text: p})
+	}
+	if e, ok := c.args["explanation"].(string); ok && strings.TrimSpace(e) != "" {
+		w.plans = append(w.plans, ask{msg: c.msg, text: e})
+	}
+}
+
+// maskValues redacts every string inside decoded JSON, in place.
+func maskValues(v any, mask func(string) string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok {
+				x[k] = mask(s)
+			} else {
+				maskValues(e, mask)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if s, ok := e.(string); ok {
+				x[i] = mask(s)
+			} else {
+				maskValues(e, mask)
+			}
+		}
+	}
+}
+
+// textAction recognises an assistant message that acts by a fenced command
+// in its text, answered by the next message: a user-role message written
+// by the harness (Synthetic, or mini-swe-agent's <returncode> output). The
+// last fenced block is the command.
+func textAction(msgs []compact.Message, i int) *call {
+	m := &msgs[i]
+	if m.Role != compact.RoleAssistant || len(m.ToolCalls()) > 0 || i+1 >= len(msgs) {
+		return nil
+	}
+	next := &msgs[i+1]
+	if next.Role != compact.RoleUser || next.Summary || next.IsToolResult() {
+		return nil
+	}
+	out := strings.TrimSpace(next.Text())
+	if !next.Synthetic && !strings.HasPrefix(out, "<returncode>") && !strings.HasPrefix(out, "OBSERVATION") {
+		return nil
+	}
+	lang, block := lastFence(m.Text())
+	if strings.TrimSpace(block) == "" {
+		return nil
+	}
+	name := "run"
+	if lang != "" {
+		name = lang
+	}
+	c := &call{msg: i, name: name, args: map[string]any{"command": strings.TrimSpace(block)}}
+	return c
+}
+
+// lastFence returns the info string and body of the last fenced code block
+// of s.
+func lastFence(s string) (lang, body string) {
+	end := strings.LastIndex(s, "```")
+	if end < 0 {
+		return "", ""
+	}
+	start := strings.LastIndex(s[:end], "```")
+	if start < 0 {
+		return "", ""
+	}
+	inner := s[start+3 : end]
+	first, rest, ok := strings.Cut(inner, "\n")
+	if !ok {
+		return "", inner
+	}
+	first = strings.TrimSpace(first)
+	if first != "" && !strings.ContainsAny(first, " \t") && len(first) < 20 {
+		return first, rest
+	}
+	return "", inner
+}
