@@ -115,8 +115,11 @@ func (pc *PruneConfig) latestCopies(msgs []compact.Message) copies {
 // marker between, then, if lines are so long that the result is still big,
 // to its first and last bytes. ok is false when s is short enough already.
 func (pc *PruneConfig) shorten(s string, count func(string) int) (string, bool) {
-	// Every token holds at least one byte, so short strings need no count.
-	if len(s) <= pc.MinTokens || count(s) <= pc.MinTokens {
+	// Every token holds at least one byte, so short strings need no count;
+	// past the byte cap below, the output is cut whatever its count, so long
+	// strings need none either. Only the sizes between are counted.
+	maxBytes := 8 * pc.MinTokens
+	if len(s) <= pc.MinTokens || len(s) <= maxBytes && count(s) <= pc.MinTokens {
 		return s, false
 	}
 	out := s
@@ -129,7 +132,7 @@ func (pc *PruneConfig) shorten(s string, count func(string) int) (string, bool) 
 			out += "\n"
 		}
 	}
-	if maxBytes := 8 * pc.MinTokens; len(out) > maxBytes {
+	if len(out) > maxBytes {
 		out = keepEnds(out, maxBytes, bytesMarker)
 	}
 	return out, true
