@@ -1,0 +1,225 @@
+package redact
+
+import (
+	"hash/crc32"
+	"math"
+	"strings"
+)
+
+// Byte classes used by boundary and value checks. A table lookup keeps the
+// hot loops free of branches on ranges.
+const (
+	clsLower = 1 << iota
+	clsUpper
+	clsDigit
+	clsB64      // + / =
+	clsURLSafe  // - _
+	clsNameSep  // . (allowed inside names and some tokens)
+	clsSpace    // space, tab, CR, LF
+	clsQuote    // " ' `
+	clsBackslsh // \
+)
+
+var byteClass [256]uint16
+
+func init() {
+	for c := 'a'; c <= 'z'; c++ {
+		byteClass[c] = clsLower
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		byteClass[c] = clsUpper
+	}
+	for c := '0'; c <= '9'; c++ {
+		byteClass[c] = clsDigit
+	}
+	for _, c := range "+/=" {
+		byteClass[c] = clsB64
+	}
+	for _, c := range "-_" {
+		byteClass[c] = clsURLSafe
+	}
+	byteClass['.'] = clsNameSep
+	for _, c := range " \t\r\n\f\v" {
+		byteClass[c] = clsSpace
+	}
+	for _, c := range "\"'`" {
+		byteClass[c] = clsQuote
+	}
+	byteClass['\\'] = clsBackslsh
+}
+
+func isAlnum(c byte) bool { return byteClass[c]&(clsLower|clsUpper|clsDigit) != 0 }
+func isSpace(c byte) bool { return byteClass[c]&clsSpace != 0 }
+func isQuote(c byte) bool { return byteClass[c]&clsQuote != 0 }
+func isHex(c byte) bool {
+	return byteClass[c]&clsDigit != 0 || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// isTokenByte reports whether c may continue a credential-like token: the
+// union of the alphabets of base64, base64url and the dotted token formats.
+func isTokenByte(c byte) bool {
+	return byteClass[c]&(clsLower|clsUpper|clsDigit|clsB64|clsURLSafe|clsNameSep) != 0
+}
+
+// entropy returns the Shannon entropy of s in bits per byte.
+func entropy(s string) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	n := float64(len(s))
+	var h float64
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// charKinds returns a bit set of the kinds of characters in s: lower, upper,
+// digit, other.
+func charKinds(s string) (lower, upper, digit, other bool) {
+	for i := 0; i < len(s); i++ {
+		switch k := byteClass[s[i]]; {
+		case k&clsLower != 0:
+			lower = true
+		case k&clsUpper != 0:
+			upper = true
+		case k&clsDigit != 0:
+			digit = true
+		default:
+			other = true
+		}
+	}
+	return
+}
+
+func allHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if byteClass[s[i]]&clsDigit == 0 {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// placeholderMarkers are substrings (lowercased) that documentation and
+// examples put where a real credential would go. A random token contains one
+// by chance with negligible probability.
+var placeholderMarkers = []string{
+	"xxxx", "****", "...", "…", "•••", "<your", "your_", "your-", "yourapi", "yourkey", "yourtoken",
+	"example", "placeholder", "changeme", "change_me", "change-me", "redacted", "dummy",
+	"sample", "notreal", "not_real", "not-a-real", "notasecret", "not-a-secret",
+	"insert", "replace_me", "replaceme", "replace-me", "fixme", "todo",
+	"foobar", "lorem", "fake",
+}
+
+// isPlaceholder reports whether v looks like a documented stand-in rather
+// than a credential: marker words, masks such as ***, template syntax, long
+// runs of one character, or an ascending run such as 12345678 or abcdefgh.
+func isPlaceholder(v string) bool {
+	lv := strings.ToLower(v)
+	for _, m := range placeholderMarkers {
+		if strings.Contains(lv, m) {
+			return true
+		}
+	}
+	if strings.Contains(v, "<") && strings.Contains(v, ">") {
+		return true
+	}
+	if strings.Contains(v, "{{") || strings.Contains(v, "${") || strings.Contains(v, "$(") || strings.Contains(v, "%s") {
+		return true
+	}
+	run, asc := 1, 1
+	for i := 1; i < len(v); i++ {
+		if v[i] == v[i-1] {
+			run++
+			if run >= 6 {
+				return true
+			}
+		} else {
+			run = 1
+		}
+		if v[i] == v[i-1]+1 && isAlnum(v[i]) {
+			asc++
+			if asc >= 7 {
+				return true
+			}
+		} else {
+			asc = 1
+		}
+	}
+	return false
+}
+
+// base62 is GitHub's and npm's checksum alphabet.
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// validCRC32Base62 checks the checksum of GitHub (2021 format) and npm
+// tokens: the last six characters are the CRC32 of the 30 before them,
+// written in base62 and left-padded with zeros.
+func validCRC32Base62(body string) bool {
+	if len(body) != 36 {
+		return false
+	}
+	payload, sum := body[:30], body[30:]
+	n := crc32.ChecksumIEEE([]byte(payload))
+	var enc [6]byte
+	for i := 5; i >= 0; i-- {
+		enc[i] = base62[n%62]
+		n /= 62
+	}
+	return n == 0 && string(enc[:]) == sum
+}
+
+// escapedAt reports whether s[i] is the escaped character of a backslash
+// escape: it is preceded by an odd run of backslashes.
+func escapedAt(s string, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// lineSepBefore reports whether the text before i ends a line: a real line
+// break, or a JSON-escaped one (\n, \r) as found inside string literals.
+func lineSepBefore(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	c := s[i-1]
+	if c == '\n' || c == '\r' {
+		return true
+	}
+	return (c == 'n' || c == 'r') && i >= 2 && escapedAt(s, i-1)
+}
+
+// leftBoundary reports whether a token may start at t[i]: nothing glued to
+// it on the left but a separator (an escaped \n counts as one).
+func leftBoundary(t string, i int) bool {
+	if i == 0 || !isAlnum(t[i-1]) {
+		return true
+	}
+	c := t[i-1]
+	return (c == 'n' || c == 'r' || c == 't') && escapedAt(t, i-1)
+}
+
+// rightBoundary reports whether a token may end at t[i].
+func rightBoundary(t string, i int) bool {
+	return i >= len(t) || !isAlnum(t[i])
+}

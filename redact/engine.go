@@ -1,0 +1,386 @@
+package redact
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Priorities decide the label when candidates overlap: the merged span is
+// their union, labelled by the most specific rule.
+const (
+	prioContext = 10 // a value under a secret-like name
+	prioHeader  = 15
+	prioURL     = 20
+	prioVendor  = 30 // a vendor's token format
+	prioCustom  = 35
+	prioPEM     = 40
+	prioValue   = 50 // registered with AddValue
+)
+
+// rule is one detector. Exactly one of prefix, window and detect is set.
+type rule struct {
+	id          string
+	description string
+	keywords    []string
+	// caseSensitive: the keyword must occur exactly as written (the keyword
+	// pass itself folds case).
+	caseSensitive bool
+	prio          int
+
+	// prefix is anchored (^) and matched at the keyword's start, over at most
+	// maxLen bytes.
+	prefix *regexp.Regexp
+	// window is matched anywhere in [kw-before, kw+after].
+	window        *regexp.Regexp
+	before, after int
+	// group is the capture group holding the secret (0: the whole match).
+	group int
+	// detect is a detector written in Go, called at each keyword hit.
+	detect func(sc *scan, kwStart, kwEnd int)
+
+	maxLen     int
+	minEntropy float64
+	// validate checks a candidate secret (checksums, structure).
+	validate func(secret string) bool
+	// noBoundary disables the check that the secret is not glued to
+	// letters or digits on either side.
+	noBoundary bool
+	// keepPlaceholders disables the placeholder check (formats whose
+	// random body may legitimately contain marker-like runs).
+	keepPlaceholders bool
+	custom           *customRule
+}
+
+// cand is a candidate secret: a byte span of the scanned text and the rule
+// that found it.
+type cand struct {
+	start, end int
+	rule       *rule
+	// key, when set, numbers the mask instead of the span's text (a value
+	// registered with AddValue, found in one of its escaped spellings).
+	key string
+}
+
+// scan is the state of one pass over one text.
+type scan struct {
+	eng   *engine
+	text  string
+	cands []cand
+	// masks are the spans of masks already in the text: never re-detected,
+	// which makes redaction idempotent.
+	masks [][2]int
+	// lastName dedupes the context detector across keywords of one name.
+	lastName int
+	windows  map[*rule][][2]int
+	// pemNoEndFrom is where the PEM detector last found no END line after:
+	// later BEGIN lines do not search again (-1: not yet known).
+	pemNoEndFrom int
+	allow        *allowlist
+	timeouts     int
+}
+
+func (sc *scan) add(start, end int, r *rule) {
+	if start < 0 || end > len(sc.text) || start >= end {
+		return
+	}
+	if r.prio != prioValue && sc.allow.allows(sc.text, start, end) {
+		return
+	}
+	sc.cands = append(sc.cands, cand{start: start, end: end, rule: r})
+}
+
+// engine holds compiled rules and the keyword automaton that routes hits
+// to them. It is immutable after construction.
+type engine struct {
+	rules []*rule
+	kw    *keywordSet
+	// kwRules[i] lists the rules keyword i triggers, and kwText[i] the
+	// keyword as written (for case-sensitive rules).
+	kwRules [][]*rule
+	kwText  []string
+	// always lists rules with no keyword: run over the whole text.
+	always []*rule
+	// structural detectors run on every text, without a keyword.
+	structural bool
+	// labels holds the rules that stand for labels of Go detectors that
+	// report under more than one name.
+	labels map[string]*rule
+}
+
+// labelRule returns the rule standing for a detector label.
+func (e *engine) labelRule(label string) *rule {
+	if r, ok := e.labels[label]; ok {
+		return r
+	}
+	return e.labels["secret"]
+}
+
+const maskKeyword = "[REDACTED"
+
+// detectorLabels are the labels Go detectors report, with their priority.
+var detectorLabels = map[string]int{
+	"password": prioContext, "secret": prioContext, "token": prioContext, "api-key": prioContext,
+	"secret-key": prioContext, "private-key": prioPEM, "auth": prioContext, "authorization": prioHeader,
+	"credential": prioContext, "signature": prioContext, "docker-config": prioContext,
+	"aws-secret-access-key": prioContext + 1, "aws-session-token": prioContext + 1, "bearer-token": prioHeader,
+	"url-password": prioURL, "basic-auth-password": prioURL, "secret-file": prioContext,
+	"discord-bot-token": prioVendor, "azure-account-key": prioVendor,
+}
+
+func newEngine(rules []*rule, structural bool) *engine {
+	e := &engine{rules: rules, structural: structural, labels: map[string]*rule{}}
+	for l, p := range detectorLabels {
+		e.labels[l] = &rule{id: l, prio: p}
+	}
+	index := map[string]int{}
+	var words []string
+	addKW := func(w string, r *rule) {
+		lw := strings.ToLower(w)
+		key := lw
+		if r != nil && r.caseSensitive {
+			key = "=" + w
+		}
+		i, ok := index[key]
+		if !ok {
+			i = len(words)
+			index[key] = i
+			words = append(words, lw)
+			e.kwRules = append(e.kwRules, nil)
+			e.kwText = append(e.kwText, w)
+		}
+		if r != nil {
+			e.kwRules[i] = append(e.kwRules[i], r)
+		}
+	}
+	addKW(maskKeyword, nil)
+	for _, r := range rules {
+		if len(r.keywords) == 0 {
+			e.always = append(e.always, r)
+			continue
+		}
+		for _, w := range r.keywords {
+			addKW(w, r)
+		}
+	}
+	e.kw = newKeywordSet(words)
+	return e
+}
+
+// run finds the candidates in text.
+func (e *engine) run(sc *scan) {
+	text := sc.text
+	sc.lastName = -1
+	e.kw.scan(text, func(start int, id int32) {
+		rules := e.kwRules[id]
+		if rules == nil {
+			sc.noteMask(start)
+			return
+		}
+		end := start + len(e.kwText[id])
+		for _, r := range rules {
+			if r.caseSensitive && text[start:end] != e.kwText[id] {
+				continue
+			}
+			sc.hit(r, start, end)
+		}
+	})
+	for r, ws := range sc.windows {
+		sc.runWindows(r, ws)
+	}
+	for _, r := range e.always {
+		sc.runWhole(r)
+	}
+	if e.structural {
+		structuralScan(sc)
+	}
+}
+
+// noteMask records a mask already present at start.
+func (sc *scan) noteMask(start int) {
+	if end, ok := maskAt(sc.text, start); ok {
+		sc.masks = append(sc.masks, [2]int{start, end})
+	}
+}
+
+func (sc *scan) hit(r *rule, start, end int) {
+	switch {
+	case r.detect != nil:
+		r.detect(sc, start, end)
+	case r.prefix != nil:
+		sc.matchPrefix(r, start)
+	default:
+		ws := max(0, start-r.before)
+		we := min(len(sc.text), end+r.after)
+		if sc.windows == nil {
+			sc.windows = map[*rule][][2]int{}
+		}
+		sc.windows[r] = append(sc.windows[r], [2]int{ws, we})
+	}
+}
+
+func (sc *scan) matchPrefix(r *rule, start int) {
+	t := sc.text
+	if !r.noBoundary && !leftBoundary(t, start) {
+		return
+	}
+	end := min(len(t), start+r.maxLen)
+	m := r.prefix.FindStringSubmatchIndex(t[start:end])
+	if m == nil {
+		return
+	}
+	s, e := m[2*r.group], m[2*r.group+1]
+	if s < 0 {
+		return
+	}
+	sc.accept(r, start+s, start+e, start+m[0], start+m[1])
+}
+
+// accept runs the post-match checks and records the candidate. ms and me
+// delimit the whole match, for the boundary check.
+func (sc *scan) accept(r *rule, s, e, ms, me int) {
+	t := sc.text
+	if !r.noBoundary {
+		if ms == s && !leftBoundary(t, ms) {
+			return
+		}
+		if me == e && !rightBoundary(t, me) {
+			return
+		}
+	}
+	secret := t[s:e]
+	if !r.keepPlaceholders && isPlaceholder(secret) {
+		return
+	}
+	if r.minEntropy > 0 && entropy(secret) < r.minEntropy {
+		return
+	}
+	if r.validate != nil && !r.validate(secret) {
+		return
+	}
+	sc.add(s, e, r)
+}
+
+func (sc *scan) runWindows(r *rule, ws [][2]int) {
+	slices.SortFunc(ws, func(a, b [2]int) int { return a[0] - b[0] })
+	cur := ws[0]
+	flush := func(w [2]int) {
+		if r.custom != nil {
+			r.custom.find(sc, r, w[0], w[1])
+			return
+		}
+		for _, m := range r.window.FindAllStringSubmatchIndex(sc.text[w[0]:w[1]], -1) {
+			s, e := m[2*r.group], m[2*r.group+1]
+			if s < 0 {
+				continue
+			}
+			sc.accept(r, w[0]+s, w[0]+e, w[0]+m[0], w[0]+m[1])
+		}
+	}
+	for _, w := range ws[1:] {
+		if w[0] <= cur[1] {
+			cur[1] = max(cur[1], w[1])
+			continue
+		}
+		flush(cur)
+		cur = w
+	}
+	flush(cur)
+}
+
+func (sc *scan) runWhole(r *rule) {
+	if r.custom != nil {
+		r.custom.find(sc, r, 0, len(sc.text))
+		return
+	}
+	for _, m := range r.window.FindAllStringSubmatchIndex(sc.text, -1) {
+		s, e := m[2*r.group], m[2*r.group+1]
+		if s >= 0 {
+			sc.accept(r, s, e, m[0], m[1])
+		}
+	}
+}
+
+// resolve turns the candidates into disjoint spans: overlapping candidates
+// merge into their union, labelled by the rule of highest priority; spans
+// touching an existing mask are dropped; span edges are moved off escape
+// sequences and UTF-8 continuation bytes so masking never breaks a JSON
+// string or a character.
+func (sc *scan) resolve() []cand {
+	cs := sc.cands
+	if len(cs) == 0 {
+		return nil
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+	out := cs[:0:0]
+	for _, c := range cs {
+		if n := len(out); n > 0 && c.start < out[n-1].end {
+			last := &out[n-1]
+			last.end = max(last.end, c.end)
+			if c.rule.prio > last.rule.prio {
+				last.rule = c.rule
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	final := out[:0]
+	for _, c := range out {
+		c.start, c.end = safeSpan(sc.text, c.start, c.end)
+		if c.start >= c.end || sc.overlapsMask(c.start, c.end) {
+			continue
+		}
+		final = append(final, c)
+	}
+	return final
+}
+
+func (sc *scan) overlapsMask(s, e int) bool {
+	for _, m := range sc.masks {
+		if s < m[1] && m[0] < e {
+			return true
+		}
+	}
+	return false
+}
+
+// safeSpan shrinks [s, e) so that it neither starts inside a backslash
+// escape nor ends on a dangling backslash, and cuts no UTF-8 sequence.
+func safeSpan(t string, s, e int) (int, int) {
+	for s < e && escapedAt(t, s) {
+		if t[s] == 'u' && s+5 <= e {
+			s += 5
+		} else {
+			s++
+		}
+	}
+	for s < e && !utf8.RuneStart(t[s]) {
+		s++
+	}
+	for e > s {
+		// A span must not end inside \uXXXX nor on the backslash of an escape.
+		cut := false
+		for k := 1; k <= 5 && e-k >= s; k++ {
+			if t[e-k] == '\\' && !escapedAt(t, e-k) {
+				if k == 1 || (t[e-k+1] == 'u' && k <= 5) {
+					e -= k
+					cut = true
+				}
+				break
+			}
+		}
+		if !cut {
+			break
+		}
+	}
+	for e > s && e < len(t) && !utf8.RuneStart(t[e]) {
+		e--
+	}
+	return s, e
+}

@@ -1,0 +1,107 @@
+package redact
+
+import (
+	"hash/maphash"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A mask reads [REDACTED:label#n]: the rule that found the secret and a
+// number that stays the same for the same secret during the Redactor's
+// lifetime. It holds nothing an agent could paste back as a credential, and
+// no byte that needs escaping in JSON, YAML or a shell word.
+
+// maskAt reports whether a mask starts at s[i:], and where it ends.
+func maskAt(s string, i int) (int, bool) {
+	rest := s[i:]
+	if !strings.HasPrefix(rest, maskKeyword) {
+		return 0, false
+	}
+	j := len(maskKeyword)
+	if j < len(rest) && rest[j] == ']' { // "[REDACTED]", a common hand-written mask
+		return i + j + 1, true
+	}
+	if j >= len(rest) || rest[j] != ':' {
+		return 0, false
+	}
+	j++
+	labelStart := j
+	for j < len(rest) && isLabelByte(rest[j]) {
+		j++
+	}
+	if j == labelStart || j > labelStart+64 {
+		return 0, false
+	}
+	if j < len(rest) && rest[j] == '#' {
+		j++
+		d := j
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if j == d {
+			return 0, false
+		}
+	}
+	if j < len(rest) && rest[j] == ']' {
+		return i + j + 1, true
+	}
+	return 0, false
+}
+
+func isLabelByte(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'
+}
+
+// sanitizeLabel turns a rule id into a mask label: lowercase letters,
+// digits, '-', '_' and '.', at most 64 bytes.
+func sanitizeLabel(id string) string {
+	var b strings.Builder
+	for _, c := range []byte(strings.ToLower(id)) {
+		if isLabelByte(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('-')
+		}
+		if b.Len() == 64 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "secret"
+	}
+	return b.String()
+}
+
+// masker numbers masks. A secret is known by a 128-bit keyed hash, never by
+// its text, so the registry holds no secret.
+type masker struct {
+	seed1, seed2 maphash.Seed
+	mu           sync.Mutex
+	bySecret     map[[2]uint64]string
+	count        map[string]int
+}
+
+func newMasker() *masker {
+	return &masker{
+		seed1:    maphash.MakeSeed(),
+		seed2:    maphash.MakeSeed(),
+		bySecret: map[[2]uint64]string{},
+		count:    map[string]int{},
+	}
+}
+
+// mask returns the mask for secret found by a rule labelled label. The first
+// label a secret is seen with is kept, so it reads the same everywhere.
+func (m *masker) mask(label, secret string) string {
+	key := [2]uint64{maphash.String(m.seed1, secret), maphash.String(m.seed2, secret)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.bySecret[key]; ok {
+		return s
+	}
+	m.count[label]++
+	s := "[REDACTED:" + label + "#" + strconv.Itoa(m.count[label]) + "]"
+	m.bySecret[key] = s
+	return s
+}
