@@ -1,23 +1,55 @@
 // Package redact finds secrets in text and transcripts and masks them with
-// labelled, non-reusable placeholders such as [REDACTED:github-token].
+// labelled, non-reusable placeholders such as [REDACTED:github-token#1].
 //
-// CONTRACT (kept stable for the packages built on it: fallback, compactor,
-// checkpoint, cmd/compact): New, Config, Redactor.Redact, Redactor.String,
-// Redactor.Transcript, Redactor.AddValue and Finding. The detection engine
-// behind them is being built; until then only values registered with
-// AddValue are masked.
+// Detection runs in one pass. An Aho-Corasick automaton finds every keyword
+// of every rule (vendor prefixes such as "ghp_" and "AKIA", names such as
+// "password" and "token", markers such as "-----BEGIN " and "://"); only
+// the rules whose keywords occur run, and only around the occurrence.
+// Built-in patterns use Go's regexp package (RE2: linear time, whatever the
+// input); checksums, entropy, boundaries and placeholders are checked in Go
+// after a match. Vendor formats cover more than a hundred token types;
+// context detectors find values assigned to secret-like names in env files,
+// YAML, JSON, TOML, INI, source code, HTTP headers, command-line flags and
+// URLs.
+//
+// What is not a secret survives: git SHAs, UUIDs, digests, lockfile
+// hashes, public keys and certificates, LLM object ids, variable references
+// and documented placeholders.
+//
+// Masks are stable for a Redactor's lifetime: one secret gets one mask
+// wherever it appears. They contain no quote or backslash, are never
+// re-detected (Redact(Redact(x)) == Redact(x)), and in JSON input they only
+// ever replace bytes inside string literals, so JSON stays valid.
 package redact
 
 import (
-	"sort"
+	"encoding/json"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/compactkit/compact"
 )
 
 // Config configures a Redactor. The zero value uses the built-in rules.
-type Config struct{}
+type Config struct {
+	// Rules are custom rules, run beside the built-in ones (see LoadRules).
+	Rules []Rule
+	// Allowlists exempt matches of every rule, built-in or custom; values
+	// registered with AddValue are always masked.
+	Allowlists []Allowlist
+	// Disable lists built-in rule ids to turn off (see BuiltinRules).
+	Disable []string
+	// NoBuiltin turns off every built-in rule: only Rules and values
+	// registered with AddValue are masked.
+	NoBuiltin bool
+	// MatchTimeout bounds one match of a custom rule that needs the
+	// backtracking engine (lookarounds, backreferences). Zero means 250ms.
+	MatchTimeout time.Duration
+}
 
 // Finding is one secret found: the rule that matched and where. It never
 // holds the secret itself.
@@ -26,49 +58,225 @@ type Finding struct {
 	Start int    `json:"start"` // byte offsets into the text that was scanned
 	End   int    `json:"end"`
 	// Message and Part locate the finding in a transcript (Transcript only);
-	// Field names what was scanned there: "text", "arguments" or "result".
+	// Field names what was scanned there: "text", "thinking", "arguments",
+	// "result", "image", "source" (the message's raw source records),
+	// "record" (a non-message record), "envelope" or "tool".
 	Message int    `json:"message,omitempty"`
 	Part    int    `json:"part,omitempty"`
 	Field   string `json:"field,omitempty"`
+}
+
+// Stats counts a Redactor's work since it was created.
+type Stats struct {
+	Bytes    int64 // bytes scanned
+	Findings int64 // secrets masked
+	// Timeouts counts custom-rule matches abandoned at MatchTimeout: the
+	// text they ran on may hold a secret that rule did not see.
+	Timeouts int64
 }
 
 // Redactor finds and masks secrets. It is safe for concurrent use; the
 // numbering of masks is stable for its lifetime, so one secret gets the same
 // mask wherever it appears.
 type Redactor struct {
-	mu     sync.Mutex
-	values []string
+	eng    *engine
+	allow  *allowlist
+	masks  *masker
+	values atomic.Pointer[valueSet]
+	valMu  sync.Mutex // serialises AddValue
+
+	bytes, findings, timeouts atomic.Int64
 }
 
-// New returns a Redactor configured by cfg.
+// New returns a Redactor configured by cfg. Errors name the custom rule or
+// allowlist entry at fault and wrap ErrRule.
 func New(cfg Config) (*Redactor, error) {
-	return &Redactor{}, nil
+	timeout := cfg.MatchTimeout
+	if timeout <= 0 {
+		timeout = 250 * time.Millisecond
+	}
+	allow, err := compileAllowlist(cfg.Allowlists, timeout, "allowlist")
+	if err != nil {
+		return nil, err
+	}
+	var eng *engine
+	if len(cfg.Rules) == 0 && len(cfg.Disable) == 0 && !cfg.NoBuiltin {
+		eng = defaultEngine()
+	} else {
+		var rules []*rule
+		if !cfg.NoBuiltin {
+			off := set(cfg.Disable...)
+			for _, r := range builtinRules() {
+				if !off[r.id] {
+					rules = append(rules, r)
+				}
+			}
+		}
+		for _, cr := range cfg.Rules {
+			r, err := compileRule(cr, timeout)
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, r)
+		}
+		structural := !cfg.NoBuiltin && !slices.Contains(cfg.Disable, "discord-bot-token") && !slices.Contains(cfg.Disable, "azure-account-key")
+		eng = newEngine(rules, structural)
+	}
+	r := &Redactor{eng: eng, allow: allow, masks: newMasker()}
+	r.values.Store(&valueSet{})
+	return r, nil
 }
 
-// AddValue registers a literal that is always masked, wherever it appears.
+var builtinRules = sync.OnceValue(func() []*rule {
+	var rules []*rule
+	rules = append(rules, vendorRules()...)
+	rules = append(rules, goRules()...)
+	rules = append(rules, contextRules()...)
+	return rules
+})
+
+var defaultEngine = sync.OnceValue(func() *engine { return newEngine(builtinRules(), true) })
+
+// RuleInfo describes a rule.
+type RuleInfo struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+}
+
+// BuiltinRules lists the built-in rules. Several formats may share an id
+// (the id is what a mask and a Finding report).
+func BuiltinRules() []RuleInfo {
+	var out []RuleInfo
+	for _, r := range builtinRules() {
+		out = append(out, RuleInfo{ID: r.id, Description: r.description})
+	}
+	out = append(out,
+		RuleInfo{"discord-bot-token", "Discord bot token, recognised by its structure (base64 user id . timestamp . HMAC)"},
+		RuleInfo{"azure-account-key", "64-byte base64 account key (Azure Storage, Cosmos DB, Service Bus) standing alone"},
+	)
+	return out
+}
+
+// Stats returns the Redactor's counters.
+func (r *Redactor) Stats() Stats {
+	return Stats{Bytes: r.bytes.Load(), Findings: r.findings.Load(), Timeouts: r.timeouts.Load()}
+}
+
+// minValueLen is the shortest value AddValue registers: shorter literals
+// would mask ordinary words.
+const minValueLen = 4
+
+// AddValue registers a literal that is always masked, wherever it appears,
+// whatever the rules say: for example the values of the secrets in the
+// user's environment. Its JSON-escaped and URL-escaped forms are masked too.
+// Values shorter than 4 bytes are ignored.
 func (r *Redactor) AddValue(secret string) {
-	if secret == "" {
+	if len(secret) < minValueLen || strings.TrimSpace(secret) == "" {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.values = append(r.values, secret)
-	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
-}
-
-// Redact returns s with every secret masked, and what was found.
-func (r *Redactor) Redact(s string) (string, []Finding) {
-	r.mu.Lock()
-	values := r.values
-	r.mu.Unlock()
-	var found []Finding
-	for _, v := range values {
-		for i := strings.Index(s, v); i >= 0; i = strings.Index(s, v) {
-			found = append(found, Finding{Rule: "value", Start: i, End: i + len(v)})
-			s = s[:i] + "[REDACTED:value]" + s[i+len(v):]
+	r.valMu.Lock()
+	defer r.valMu.Unlock()
+	old := r.values.Load()
+	for _, v := range old.canon {
+		if v == secret {
+			return
 		}
 	}
-	return s, found
+	vs := &valueSet{
+		canon:  append(append([]string(nil), old.canon...), secret),
+		texts:  append([]string(nil), old.texts...),
+		canonI: append([]int(nil), old.canonI...),
+	}
+	ci := len(vs.canon) - 1
+	for _, form := range valueForms(secret) {
+		if !slices.Contains(vs.texts, form) {
+			vs.texts = append(vs.texts, form)
+			vs.canonI = append(vs.canonI, ci)
+		}
+	}
+	vs.kw = newKeywordSet(vs.texts)
+	r.values.Store(vs)
+}
+
+// valueForms returns the spellings of a value that text may hold.
+func valueForms(v string) []string {
+	forms := []string{v}
+	if b, err := json.Marshal(v); err == nil {
+		forms = append(forms, string(b[1:len(b)-1]))
+	}
+	forms = append(forms, url.QueryEscape(v), url.PathEscape(v))
+	var out []string
+	for _, f := range forms {
+		if len(f) >= minValueLen && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// valueSet is an immutable set of registered values.
+type valueSet struct {
+	canon  []string // the values as registered
+	texts  []string // their spellings
+	canonI []int    // texts[i] spells canon[canonI[i]]
+	kw     *keywordSet
+}
+
+var valueRule = &rule{id: "value", description: "value registered with AddValue", prio: prioValue}
+
+func (vs *valueSet) find(sc *scan) {
+	if vs.kw == nil {
+		return
+	}
+	t := sc.text
+	vs.kw.scan(t, func(start int, id int32) {
+		v := vs.texts[id]
+		if t[start:start+len(v)] == v {
+			sc.cands = append(sc.cands, cand{start: start, end: start + len(v), rule: valueRule, key: vs.canon[vs.canonI[id]]})
+		}
+	})
+}
+
+// find runs every detector over text and returns the spans to mask.
+func (r *Redactor) find(text string) []cand {
+	sc := &scan{eng: r.eng, text: text, pemNoEndFrom: -1, allow: r.allow}
+	r.eng.run(sc)
+	r.values.Load().find(sc)
+	if sc.timeouts > 0 {
+		r.timeouts.Add(int64(sc.timeouts))
+	}
+	r.bytes.Add(int64(len(text)))
+	return sc.resolve()
+}
+
+// apply writes text with spans masked, and the findings.
+func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
+	if len(spans) == 0 {
+		return text, nil
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	found := make([]Finding, 0, len(spans))
+	prev := 0
+	for _, c := range spans {
+		key := c.key
+		if key == "" {
+			key = text[c.start:c.end]
+		}
+		b.WriteString(text[prev:c.start])
+		b.WriteString(r.masks.mask(sanitizeLabel(c.rule.id), key))
+		prev = c.end
+		found = append(found, Finding{Rule: sanitizeLabel(c.rule.id), Start: c.start, End: c.end})
+	}
+	b.WriteString(text[prev:])
+	r.findings.Add(int64(len(spans)))
+	return b.String(), found
+}
+
+// Redact returns s with every secret masked, and what was found: each
+// finding's span is in s.
+func (r *Redactor) Redact(s string) (string, []Finding) {
+	return r.apply(s, r.find(s))
 }
 
 // String returns s with every secret masked.
@@ -77,21 +285,26 @@ func (r *Redactor) String(s string) string {
 	return out
 }
 
-// Transcript returns a copy of t with secrets masked in every text part,
-// thinking part, tool call's arguments and tool result. t is not modified.
+// RedactBytes masks secrets in a document of any format. A JSON document,
+// or JSON Lines where every non-blank line is JSON, stays valid: masks only
+// ever replace bytes inside string literals, and every other byte is kept
+// as is. Other text is treated as Redact treats it.
+func (r *Redactor) RedactBytes(b []byte) ([]byte, []Finding) {
+	out, found := r.redactDoc(string(b))
+	return []byte(out), found
+}
+
+// Transcript returns a copy of t with secrets masked in every text,
+// thinking and tool-result part, every tool call's arguments (inside the
+// JSON, which stays valid) and image URLs; in the raw source records kept
+// for byte-exact rewriting (Message.Source.Records), in non-message
+// records, in the envelope and in tool descriptions. t is not modified.
+//
+// A message whose content changed no longer matches its source fingerprint,
+// so writers re-encode it instead of copying its records; its records are
+// masked all the same, so no copy of the secret stays in memory or reaches
+// a checkpoint. Records that cannot be masked safely (not JSON) are
+// dropped from the copy.
 func (r *Redactor) Transcript(t compact.Transcript) (compact.Transcript, []Finding) {
-	c := t.Clone()
-	var all []Finding
-	for i := range c.Messages {
-		for j := range c.Messages[i].Parts {
-			p := &c.Messages[i].Parts[j]
-			var found []Finding
-			p.Text, found = r.Redact(p.Text)
-			for _, f := range found {
-				f.Message, f.Part, f.Field = i, j, "text"
-				all = append(all, f)
-			}
-		}
-	}
-	return c, all
+	return r.transcript(t)
 }

@@ -1,0 +1,1065 @@
+package redact
+
+import (
+	"strings"
+)
+
+// The context detector finds values assigned to secret-like names, in the
+// syntaxes agents meet: env and .env lines, shell exports and flags, YAML,
+// TOML, INI, Java properties, JSON, Python and Go source, XML, HTTP headers,
+// netrc, URL query strings and connection strings. It is written in Go
+// rather than as one large regular expression: the name, the operator and
+// the value each need judgement (is "max_tokens" secret-like? is
+// "${TOKEN}" a value?) that a pattern expresses poorly and slowly.
+
+// nameClass says how much a name tells about its value.
+type nameClass int
+
+const (
+	nameNone     nameClass = iota
+	nameWeak               // "key" and the like: only a random-looking value counts
+	nameSecret             // token, secret, api key: any credible value counts
+	namePassword           // passwords: human-chosen values count too
+	nameHeader             // Authorization: the value may carry a scheme
+)
+
+// contextKeywords route the keyword pass to the detector. Each is a whole
+// word of a secret-like name; longer words (password, credentials) are
+// keywords of their own, so a hit followed by more lowercase letters
+// ("author", "tokens", "keyboard") is not one.
+var contextKeywords = []string{
+	"password", "passwd", "passphrase", "passcode", "pass", "pwd", "secret", "token", "key", "apikey",
+	"auth", "authorization", "credential", "credentials", "creds", "cred", "sig", "pat",
+	"dockerconfigjson", "dockercfg",
+}
+
+func contextRules() []*rule {
+	return []*rule{
+		{id: "secret-assignment", description: "value assigned to a secret-like name (env, YAML, JSON, TOML, INI, code, headers, flags, netrc)",
+			keywords: contextKeywords, prio: prioContext, detect: detectAssignment},
+		{id: "bearer-token", description: "token after the Bearer scheme", keywords: []string{"bearer"}, prio: prioHeader, detect: detectBearer},
+	}
+}
+
+func isNameByte(c byte) bool {
+	return isAlnum(c) || c == '_' || c == '-' || c == '.'
+}
+
+const maxName = 80
+
+// detectAssignment is the context detector's entry: kwStart..kwEnd is a
+// keyword inside a name.
+func detectAssignment(sc *scan, kwStart, kwEnd int) {
+	t := sc.text
+	if kwEnd < len(t) && t[kwEnd] >= 'a' && t[kwEnd] <= 'z' {
+		return // the word goes on: "author", "tokens", "keyboard"
+	}
+	ns, ne, ok := expandName(t, kwStart, kwEnd)
+	if !ok || ns == sc.lastName {
+		return
+	}
+	sc.lastName = ns
+	name := t[ns:ne]
+	flag := false
+	for len(name) > 0 && name[0] == '-' {
+		name, ns, flag = name[1:], ns+1, true
+	}
+	name = strings.TrimRight(name, ".-")
+	ne = ns + len(name)
+	if name == "" {
+		return
+	}
+	if ns >= 2 && t[ns-2:ns] == "//" || ns >= 1 && t[ns-1] == '@' {
+		return // the user of a URL (https://x-access-token:...@host)
+	}
+	class, label := classifyName(name)
+	if class == nameWeak || (class != nameNone && label == "secret-key" && len(splitWords(name)) == 1) {
+		// "public key: ...", "API key = ...": the word before a bare "key"
+		// says what it is.
+		switch q := prevWord(t, ns); {
+		case keyNot[q]:
+			return
+		case q == "api":
+			class, label = nameSecret, "api-key"
+		case keyStrong[q]:
+			class = nameSecret
+		}
+	}
+	if class == nameNone {
+		return
+	}
+	if flag && ns >= 2 && !isSpace(t[ns-2]) && t[ns-2] != '-' && t[ns-2] != '"' && t[ns-2] != '\'' {
+		flag = false // "x-api-key" inside a word, not a flag
+	}
+	vs, ve, ok := findValue(t, ns, ne, class, flag)
+	if !ok {
+		return
+	}
+	vs, ve = stripScheme(t, vs, ve, class)
+	v := t[vs:ve]
+	if !plausibleValue(v, class) {
+		return
+	}
+	sc.add(vs, ve, sc.eng.labelRule(refineLabel(label, name, v)))
+}
+
+// prevWord returns the lowercase word before the name at ns when one blank
+// separates them ("public key", "Secret Key").
+func prevWord(t string, ns int) string {
+	if ns < 2 || t[ns-1] != ' ' {
+		return ""
+	}
+	e := ns - 1
+	s := e
+	for s > 0 && isAlnum(t[s-1]) && e-s < 24 {
+		s--
+	}
+	return strings.ToLower(t[s:e])
+}
+
+// expandName grows a keyword into the name around it.
+func expandName(t string, ks, ke int) (int, int, bool) {
+	i := ks
+	for i > 0 && isNameByte(t[i-1]) {
+		if (t[i-1] == 'n' || t[i-1] == 't' || t[i-1] == 'r') && escapedAt(t, i-1) {
+			break // "\nPASSWORD=" inside a JSON string
+		}
+		i--
+		if ks-i > maxName {
+			return 0, 0, false
+		}
+	}
+	if i > 0 && (t[i-1] == '$' || t[i-1] == '@') {
+		// PHP $token, shell $PASSWORD (a reference, checked below).
+		if i >= 2 && t[i-2] == '$' {
+			return 0, 0, false
+		}
+	}
+	j := ke
+	for j < len(t) && isNameByte(t[j]) {
+		j++
+		if j-ke > maxName {
+			return 0, 0, false
+		}
+	}
+	if i > 0 && t[i-1] == '$' {
+		// $PASSWORD is a use of the variable, not an assignment, unless PHP
+		// assigns it ($password = "...").
+		k := j
+		for k < len(t) && (t[k] == ' ' || t[k] == '\t') {
+			k++
+		}
+		if k >= len(t) || (t[k] != '=' && t[k] != '.') || (k+1 < len(t) && t[k+1] == '=') {
+			return 0, 0, false
+		}
+	}
+	return i, j, true
+}
+
+// splitWords splits a name into lowercase words at separators and camelCase
+// humps: "AWS_SECRET_ACCESS_KEY", "secretAccessKey" and "APIKey" give
+// [aws secret access key], [secret access key], [api key].
+func splitWords(name string) []string {
+	var words []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			words = append(words, strings.ToLower(name[start:end]))
+		}
+		start = -1
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !isAlnum(c) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		p := name[i-1]
+		upper := c >= 'A' && c <= 'Z'
+		switch {
+		case upper && p >= 'a' && p <= 'z':
+			flush(i)
+			start = i
+		case upper && p >= 'A' && p <= 'Z' && i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z':
+			flush(i)
+			start = i
+		case upper && p >= '0' && p <= '9':
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(name))
+	return words
+}
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// Trailing words that say how a value is stored, not what it is.
+var noiseWords = set("value", "val", "str", "string", "b64", "base64", "hex", "raw", "enc", "encoded", "plain",
+	"plaintext", "literal", "bytes", "env", "prod", "production", "dev", "development", "staging", "stage", "live",
+	"local", "default", "old", "new", "current", "override", "base", "secondary", "primary", "main", "backup", "alt")
+
+var passwordWords = set("password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw", "pswd")
+
+// Words before "password" that make the name something else.
+var passwordNot = set("hash", "hashed", "policy", "forgot", "reset", "expiry", "expires", "min", "max", "length",
+	"rules", "rule", "field", "input", "prompt", "label", "hint", "placeholder", "regex", "pattern", "validator",
+	"strength", "change", "bypass", "no", "require", "required", "show", "toggle", "type", "encrypt", "verify",
+	"check", "is", "has", "use", "enable", "enabled", "disable", "confirm_button", "last", "update")
+
+// Words before "token" that name something other than a credential: LLM
+// tokens, pagination cursors, parser tokens.
+var tokenNot = set("max", "min", "num", "total", "input", "output", "completion", "prompt", "count", "limit", "eos",
+	"bos", "pad", "unk", "sep", "cls", "mask", "special", "start", "end", "stop", "next", "page", "continuation",
+	"pagination", "sync", "cursor", "resume", "idempotency", "request", "trace", "span", "correlation", "cancellation",
+	"cancel", "change", "delta", "lex", "parse", "last", "first", "prev", "previous", "word", "sub", "bpe", "vocab",
+	"image", "audio", "reasoning", "cached", "thinking", "context", "verification", "verify", "eot", "eom",
+	"unknown", "padding", "separator", "added", "new", "reserved", "system", "tool", "text", "cache", "usage", "per",
+	"is", "has", "use", "no", "csrf", "xsrf", "form", "anti", "lexer", "parser", "syntax", "design", "color")
+
+// Words before "key" that make it a credential.
+var keyStrong = set("api", "secret", "access", "private", "master", "signing", "sign", "encryption", "encrypt",
+	"decryption", "decrypt", "crypt", "crypto", "cipher", "aes", "hmac", "auth", "authentication", "account",
+	"client", "app", "application", "session", "license", "licence", "service", "admin", "root", "storage", "shared",
+	"deploy", "deployment", "consumer", "webhook", "jwt", "cookie", "subscription", "ingest", "ingestion", "write",
+	"rest", "server", "partner", "merchant", "developer", "bot", "integration", "personal", "org", "organization",
+	"project", "workspace", "management", "mgmt", "function", "host", "restricted", "sdk", "security", "ssh",
+	"gpg", "pgp", "rsa", "ecdsa", "ed25519", "mac", "otp", "totp", "recovery", "backup", "wallet", "sk", "user",
+	"instrumentation", "connection", "tenant", "router", "admin_api", "live", "test")
+
+// Words before "key" that name a non-secret key.
+var keyNot = set("public", "pub", "publishable", "cache", "foreign", "partition", "sort", "hash", "idempotency",
+	"object", "lookup", "map", "dict", "unique", "composite", "index", "row", "column", "shortcut", "hot", "keyboard",
+	"i18n", "translation", "range", "route", "s3", "bucket", "config", "setting", "settings", "property", "prop",
+	"field", "attribute", "attr", "message", "msg", "label", "metric", "event", "group", "state", "type", "name",
+	"search", "query", "list", "item", "node", "element", "component", "feature", "flag", "table", "meta",
+	"metadata", "dedup", "dedupe", "lock", "redis", "memcache", "kv", "registry", "store", "sequence", "natural",
+	"surrogate", "candidate", "order", "ordering", "shard", "sharding", "routing", "join", "grouping", "locale",
+	"lang", "text", "react", "child", "parent", "tag", "version", "job", "task", "queue", "topic", "stream",
+	"channel", "context", "ctx", "request", "response", "primary", "id", "file", "path", "dir", "env", "is", "has",
+	"no", "by", "to", "sort_", "partition_", "public_", "json", "yaml", "dict_", "hotkey", "menu", "data", "schema",
+	"idem", "trace", "dedupe_", "rate", "limit", "ratelimit", "throttle", "debounce", "memo", "storage_", "api_",
+	"ssh_", "cert", "certificate", "verify", "verification", "encryption_", "checksum", "digest", "signature",
+	"fingerprint", "kid", "thumbprint", "jwk", "jwks")
+
+var secretNot = set("is", "has", "no", "non", "use", "uses", "enable", "enabled", "create", "generate", "rotate",
+	"show", "print", "kube", "k8s", "top", "external", "sealed", "manager", "mount", "volume")
+
+var authNot = set("use", "enable", "enabled", "require", "requires", "required", "skip", "no", "disable",
+	"disabled", "two", "multi", "mfa", "with", "is", "has", "basic_", "o", "oauth", "2fa", "allow", "social")
+
+// Compound single words ("pgpassword", "apitoken", "secretkey") are split by
+// the terms they end with.
+var compoundTerms = []struct {
+	suffix string
+	class  nameClass
+	label  string
+}{
+	{"password", namePassword, "password"}, {"passwd", namePassword, "password"}, {"passphrase", namePassword, "password"},
+	{"apikey", nameSecret, "api-key"}, {"secretkey", nameSecret, "secret-key"}, {"accesskey", nameSecret, "secret-key"},
+	{"privatekey", nameSecret, "private-key"}, {"authkey", nameSecret, "secret-key"}, {"masterkey", nameSecret, "secret-key"},
+	{"signingkey", nameSecret, "secret-key"}, {"token", nameSecret, "token"}, {"secret", nameSecret, "secret"},
+}
+
+// classifyName decides whether name holds a secret, and the mask label.
+func classifyName(name string) (nameClass, string) {
+	words := splitWords(name)
+	for len(words) > 1 && (noiseWords[words[len(words)-1]] || allDigits(words[len(words)-1])) {
+		words = words[:len(words)-1]
+	}
+	if len(words) == 0 {
+		return nameNone, ""
+	}
+	w := words[len(words)-1]
+	p := ""
+	if len(words) > 1 {
+		p = words[len(words)-2]
+	}
+	// A trailing digit run stays with its word ("key1", "token2").
+	w = strings.TrimRight(w, "0123456789")
+	switch {
+	case passwordWords[w]:
+		if passwordNot[p] {
+			return nameNone, ""
+		}
+		return namePassword, "password"
+	case w == "secret":
+		if secretNot[p] {
+			return nameNone, ""
+		}
+		return nameSecret, "secret"
+	case w == "token" || w == "pat":
+		if tokenNot[p] {
+			return nameNone, ""
+		}
+		if w == "pat" && len(words) == 1 {
+			return nameNone, "" // a lone "pat" is too often something else
+		}
+		return nameSecret, "token"
+	case w == "apikey":
+		return nameSecret, "api-key"
+	case w == "key":
+		switch {
+		case p == "api":
+			return nameSecret, "api-key"
+		case p == "private":
+			return nameSecret, "private-key"
+		case keyStrong[p]:
+			return nameSecret, "secret-key"
+		case keyNot[p]:
+			return nameNone, ""
+		}
+		return nameWeak, "secret-key"
+	case w == "auth":
+		if authNot[p] {
+			return nameNone, ""
+		}
+		return nameSecret, "auth"
+	case w == "authorization":
+		return nameHeader, "authorization"
+	case w == "credential" || w == "credentials" || w == "creds" || w == "cred":
+		return nameSecret, "credential"
+	case w == "sig":
+		return nameSecret, "signature"
+	case w == "bearer":
+		return nameHeader, "authorization"
+	case w == "dockerconfigjson" || w == "dockercfg":
+		return nameSecret, "docker-config"
+	}
+	for _, ct := range compoundTerms {
+		if len(w) > len(ct.suffix) && strings.HasSuffix(w, ct.suffix) {
+			pre := w[:len(w)-len(ct.suffix)]
+			if tokenNot[pre] || keyNot[pre] || passwordNot[pre] || secretNot[pre] {
+				return nameNone, ""
+			}
+			return ct.class, ct.label
+		}
+	}
+	return nameNone, ""
+}
+
+// refineLabel names AWS secrets after AWS: the shape and the name agree.
+func refineLabel(label, name, v string) string {
+	ln := strings.ToLower(name)
+	switch {
+	case label == "secret-key" && len(v) == 40 && (strings.Contains(ln, "aws") || strings.Contains(ln, "secretaccess") ||
+		strings.Contains(ln, "secret_access") || ln == "secret_key"):
+		return "aws-secret-access-key"
+	case label == "token" && strings.Contains(ln, "session") && (strings.Contains(ln, "aws") || ln == "sessiontoken"):
+		return "aws-session-token"
+	}
+	return label
+}
+
+// findValue locates the value assigned to the name at t[ns:ne].
+func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool) {
+	// The name may be quoted ("password": ..., 'PASSWORD' => ..., \"token\": ...).
+	keyQuote, keyEsc := byte(0), 0
+	if ns > 0 && isQuote(t[ns-1]) {
+		keyQuote = t[ns-1]
+		for k := ns - 2; k >= 0 && t[k] == '\\'; k-- {
+			keyEsc++
+		}
+	}
+	j := ne
+	if keyQuote != 0 && (j+keyEsc >= len(t) || t[j+keyEsc] != keyQuote || !precededBy(t, j+keyEsc, '\\', keyEsc)) {
+		// The quote before the name opens something else ("SECRET=x" at the
+		// start of a JSON string): the name is bare.
+		keyQuote, keyEsc = 0, 0
+	}
+	if keyQuote != 0 {
+		j += keyEsc + 1
+		if j < len(t) && t[j] == ']' { // ENV["TOKEN"] = ..., os.environ['PASSWORD'] = ...
+			j++
+		}
+		// XML attribute pair: <add key="ApiKey" value="..."/>.
+		if vs, ve, ok := xmlAttrValue(t, ns, j, keyEsc); ok {
+			return vs, ve, true
+		}
+	}
+	// XML element: <password>value</password>.
+	if keyQuote == 0 && ns > 0 && t[ns-1] == '<' && j < len(t) && t[j] == '>' {
+		vs := j + 1
+		ve := vs
+		for ve < len(t) && t[ve] != '<' && ve-vs < 4096 {
+			ve++
+		}
+		if ve >= len(t) || t[ve] != '<' {
+			return 0, 0, false
+		}
+		for vs < ve && isSpace(t[vs]) {
+			vs++
+		}
+		for ve > vs && isSpace(t[ve-1]) {
+			ve--
+		}
+		return vs, ve, ve > vs
+	}
+	k := skipBlanks(t, j)
+	op, opEnd := readOp(t, k)
+	if op == "" && keyQuote == 0 && k > j && k < len(t) && isNameByte(t[k]) {
+		// A type between name and operator: Go "token string = ...",
+		// "password: str = ...".
+		m := k
+		for m < len(t) && isNameByte(t[m]) && m-k < 24 {
+			m++
+		}
+		if m2 := skipBlanks(t, m); m2 < len(t) {
+			if op2, end2 := readOp(t, m2); op2 == "=" || op2 == ":=" {
+				op, opEnd = op2, end2
+			}
+		}
+	}
+	restOfLine := false
+	switch op {
+	case "":
+		// No operator: a flag's next argument (--password hunter2), netrc
+		// ("password hunter2"), prose ("password is hunter2").
+		if k == j || k >= len(t) {
+			return 0, 0, false
+		}
+		switch {
+		case flag:
+			return readValue(t, k, false, false, false)
+		case class == namePassword && keyQuote == 0:
+			if strings.HasPrefix(t[k:], "is ") || strings.HasPrefix(t[k:], "was ") {
+				return proseValue(t, k)
+			}
+			vs, ve, ok := readValue(t, k, false, false, false)
+			if !ok || !netrcContext(t, ns, ve) {
+				return 0, 0, false
+			}
+			return vs, ve, true
+		case (class == nameSecret || class == nameHeader) && keyQuote == 0 &&
+			(strings.HasPrefix(t[k:], "is ") || strings.HasPrefix(t[k:], "was ")):
+			return proseValue(t, k)
+		}
+		return 0, 0, false
+	case ",":
+		// setenv("TOKEN", "value"), System.setProperty("X_TOKEN", "value"):
+		// both sides quoted.
+		if keyQuote == 0 {
+			return 0, 0, false
+		}
+		k = skipBlanks(t, opEnd)
+		if k >= len(t) || !(isQuote(t[k]) || t[k] == '\\') {
+			return 0, 0, false
+		}
+		return readValue(t, k, false, false, false)
+	case ":", "=":
+		restOfLine = keyQuote == 0 && atLineStart(t, ns)
+	}
+	k = skipBlanks(t, opEnd)
+	if k >= len(t) {
+		return 0, 0, false
+	}
+	// TypeScript/Python annotations: "apiKey: string = '...'".
+	if op == ":" && isNameByte(t[k]) {
+		m := k
+		for m < len(t) && (isNameByte(t[m]) || t[m] == '[' || t[m] == ']') && m-k < 24 {
+			m++
+		}
+		if m2 := skipBlanks(t, m); m2 < len(t) && t[m2] == '=' && (m2+1 >= len(t) || t[m2+1] != '=') {
+			k = skipBlanks(t, m2+1)
+			restOfLine = false
+		}
+	}
+	query := ns > 0 && (t[ns-1] == '?' || t[ns-1] == '&')
+	semi := ns > 0 && t[ns-1] == ';'
+	return readValue(t, k, restOfLine, query, semi)
+}
+
+func precededBy(t string, j int, c byte, n int) bool {
+	for k := 1; k <= n; k++ {
+		if j-k < 0 || t[j-k] != c {
+			return false
+		}
+	}
+	return j-n-1 < 0 || t[j-n-1] != c
+}
+
+func skipBlanks(t string, i int) int {
+	for i < len(t) && (t[i] == ' ' || t[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// readOp reads an assignment operator at t[i:].
+func readOp(t string, i int) (string, int) {
+	if i >= len(t) {
+		return "", i
+	}
+	rest := t[i:]
+	for _, op := range []string{":::=", "::=", ":=", "=>", "?=", ".=", "||=", "->"} {
+		if strings.HasPrefix(rest, op) {
+			return "=", i + len(op)
+		}
+	}
+	switch rest[0] {
+	case '=':
+		if len(rest) > 1 && rest[1] == '~' {
+			return "", i // regex match
+		}
+		if len(rest) > 1 && rest[1] == '=' {
+			// "password == x" compares; "Password==x;" (a connection
+			// string) assigns a value that starts with "=".
+			if i == 0 || t[i-1] == ' ' || len(rest) < 3 || rest[2] == ' ' || rest[2] == '=' || isQuote(rest[2]) {
+				return "", i
+			}
+		}
+		return "=", i + 1
+	case ':':
+		if len(rest) > 1 && rest[1] == ':' {
+			return "", i
+		}
+		return ":", i + 1
+	case ',':
+		return ",", i + 1
+	}
+	return "", i
+}
+
+// atLineStart reports whether the name at ns starts its line, after
+// indentation and words such as export, set, ENV, "- " or a comment mark:
+// then an unquoted value runs to the end of the line.
+func atLineStart(t string, ns int) bool {
+	i := ns
+	for i > 0 && ns-i < 40 {
+		if lineSepBefore(t, i) {
+			break
+		}
+		i--
+	}
+	if !lineSepBefore(t, i) {
+		return false
+	}
+	seg := strings.TrimSpace(t[i:ns])
+	for _, p := range []string{"$", "export", "declare -x", "readonly", "local", "set", "setenv", "ENV", "ARG", "-", "#", "//"} {
+		seg = strings.TrimSpace(strings.TrimPrefix(seg, p))
+	}
+	return seg == ""
+}
+
+// readValue reads a value starting at t[i]: quoted (also with escaped
+// quotes, as inside a JSON string) or bare.
+func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
+	esc := 0
+	k := i
+	for k < len(t) && t[k] == '\\' {
+		k++
+		esc++
+	}
+	if k < len(t) && isQuote(t[k]) && (esc == 0 || esc%2 == 1) {
+		q := t[k]
+		vs := k + 1
+		for j := vs; j < len(t) && j-vs < 16384; j++ {
+			c := t[j]
+			if c == '\n' && q != '`' {
+				return vs, j, j > vs
+			}
+			if c == q {
+				n := 0
+				for m := j - 1; m >= vs && t[m] == '\\'; m-- {
+					n++
+				}
+				if n == esc || (esc == 0 && n%2 == 0) {
+					return vs, j, j > vs
+				}
+			}
+		}
+		return 0, 0, false
+	}
+	if esc > 0 {
+		return 0, 0, false
+	}
+	return bareValue(t, i, restOfLine, query, semi)
+}
+
+// bareValue reads an unquoted value.
+func bareValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
+	depth := 0
+	j := i
+	for ; j < len(t) && j-i < 4096; j++ {
+		c := t[j]
+		switch {
+		case c == '\n' || c == '\r':
+			goto done
+		case c == '\\':
+			if j+1 < len(t) && strings.IndexByte("nrt\"'\\u/", t[j+1]) >= 0 {
+				goto done
+			}
+		case c == ' ' || c == '\t':
+			if !restOfLine || assignmentFollows(t, j) {
+				goto done
+			}
+		case isQuote(c), c == '<':
+			goto done
+		case c == ';':
+			if semi || !restOfLine || assignmentFollows(t, j) {
+				goto done
+			}
+		case c == '&':
+			if query {
+				goto done
+			}
+		case c == ',':
+			if !restOfLine {
+				goto done
+			}
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth == 0 {
+				goto done
+			}
+			depth--
+		}
+	}
+done:
+	ve := j
+	if restOfLine {
+		// Drop a trailing comment and blanks.
+		if h := strings.Index(t[i:ve], " #"); h >= 0 {
+			ve = i + h
+		}
+		for ve > i && (t[ve-1] == ' ' || t[ve-1] == '\t') {
+			ve--
+		}
+	}
+	return i, ve, ve > i
+}
+
+// assignmentFollows reports whether another NAME= starts after the blank or
+// semicolon at t[j]: "A=1 B=2 cmd", "Password=x;Encrypt=True".
+func assignmentFollows(t string, j int) bool {
+	k := j + 1
+	for k < len(t) && (t[k] == ' ' || t[k] == '\t') {
+		k++
+	}
+	m := k
+	for m < len(t) && (isAlnum(t[m]) || t[m] == '_' || t[m] == '.' || t[m] == '-') && m-k < 64 {
+		m++
+	}
+	if m == k || m >= len(t) || !(t[k] == '_' || (t[k]|0x20 >= 'a' && t[k]|0x20 <= 'z')) {
+		return false
+	}
+	switch {
+	case t[m] == '=':
+		// NAME=value, but not base64 padding ("...NQ==") nor a bare "X=" at
+		// the end of the line.
+		return m+1 < len(t) && strings.IndexByte("= \t\r\n\\", t[m+1]) < 0
+	case t[m] == ' ' && m+1 < len(t) && t[m+1] == '=':
+		return true
+	case t[j] == ' ' && t[m] == ':' && m+1 < len(t) && t[m+1] == ' ':
+		return true
+	}
+	return false
+}
+
+// xmlAttrValue reads value="..." after a quoted key="NAME" attribute.
+func xmlAttrValue(t string, ns, j, esc int) (int, int, bool) {
+	// The attribute holding the name must be key=, name= or id=.
+	a := ns - 1 - esc
+	if a < 1 || t[a-1] != '=' {
+		return 0, 0, false
+	}
+	attr := strings.ToLower(t[max(0, a-5) : a-1])
+	if !strings.HasSuffix(attr, "key") && !strings.HasSuffix(attr, "name") && !strings.HasSuffix(attr, "id") {
+		return 0, 0, false
+	}
+	k := j
+	for k < len(t) && isSpace(t[k]) && k-j < 8 {
+		k++
+	}
+	rest := t[k:]
+	for _, v := range []string{"value=", "Value="} {
+		if strings.HasPrefix(rest, v) {
+			return readValue(t, k+len(v), false, false, false)
+		}
+	}
+	return 0, 0, false
+}
+
+// netrcContext accepts "password VALUE" only where a netrc or similar file
+// would have it: the value ends its line or a netrc keyword follows, and
+// the name starts its line or follows a login.
+func netrcContext(t string, ns, ve int) bool {
+	k := skipBlanks(t, ve)
+	end := k >= len(t) || t[k] == '\n' || t[k] == '\r' || (t[k] == '\\' && k+1 < len(t) && (t[k+1] == 'n' || t[k+1] == 'r'))
+	if !end {
+		for _, w := range []string{"machine ", "login ", "account ", "port ", "macdef "} {
+			if strings.HasPrefix(t[k:], w) {
+				end = true
+			}
+		}
+	}
+	if !end {
+		return false
+	}
+	if atLineStart(t, ns) {
+		return true
+	}
+	ls := strings.LastIndexByte(t[max(0, ns-200):ns], '\n')
+	line := t[max(0, ns-200)+ls+1 : ns]
+	return strings.Contains(line, "login ") || strings.Contains(line, "machine ")
+}
+
+// proseValue reads the word after "is"/"was" in "my password is X".
+func proseValue(t string, k int) (int, int, bool) {
+	k += strings.IndexByte(t[k:], ' ') + 1
+	k = skipBlanks(t, k)
+	if strings.HasPrefix(t[k:], ": ") {
+		k += 2
+	}
+	vs, ve, ok := readValue(t, k, false, false, false)
+	if !ok {
+		return 0, 0, false
+	}
+	for ve > vs && strings.IndexByte(".,;:!?)", t[ve-1]) >= 0 {
+		ve-- // sentence punctuation
+	}
+	return vs, ve, ve > vs
+}
+
+// Authorization schemes whose credential follows one blank.
+var authSchemes = []string{"bearer", "basic", "token", "bot", "apikey", "api-key", "key", "sso-key", "jwt", "dpop", "oauth", "splunk", "negotiate", "ntlm", "digest", "aws4-hmac-sha256", "hmac", "mac", "gitlab"}
+
+// stripScheme drops "Bearer " and its like from a header value.
+func stripScheme(t string, vs, ve int, class nameClass) (int, int) {
+	v := t[vs:ve]
+	sp := strings.IndexByte(v, ' ')
+	if sp <= 0 {
+		return vs, ve
+	}
+	scheme := strings.ToLower(v[:sp])
+	for _, s := range authSchemes {
+		if scheme == s {
+			vs += sp + 1
+			for vs < ve && t[vs] == ' ' {
+				vs++
+			}
+			if class == nameHeader || scheme == "bearer" || scheme == "basic" || scheme == "token" {
+				// The credential is one word; for Digest/AWS4 keep the rest.
+				if scheme != "digest" && scheme != "aws4-hmac-sha256" {
+					if e := strings.IndexAny(t[vs:ve], " ;"); e > 0 {
+						ve = vs + e
+					}
+				}
+			}
+			return vs, ve
+		}
+	}
+	return vs, ve
+}
+
+// plausibleValue decides whether v, assigned to a name of the given class,
+// is a credential rather than a reference, a placeholder or a setting.
+func plausibleValue(v string, class nameClass) bool {
+	n := len(v)
+	switch class {
+	case namePassword:
+		if n < 6 {
+			return false
+		}
+	case nameWeak:
+		if n < 16 {
+			return false
+		}
+	default:
+		if n < 8 {
+			return false
+		}
+	}
+	if n > 8192 || isReference(v) || isPlaceholder(v) {
+		return false
+	}
+	if _, ok := maskAt(v, 0); ok || strings.Contains(v, maskKeyword) {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "null", "none", "nil", "undefined", "required", "optional", "string", "password",
+		"secret", "token", "bearer", "basic", "hidden", "masked", "default", "empty", "unset", "disabled", "enabled":
+		return false
+	}
+	if allDigits(strings.NewReplacer(".", "", "-", "", "_", "", " ", "").Replace(v)) {
+		return false // numbers, versions, dates, ports
+	}
+	if looksLikeWords(v) || looksLikePathOrURL(v) || looksLikeEnvName(v) {
+		return false
+	}
+	lower, upper, digit, other := charKinds(v)
+	switch class {
+	case namePassword:
+		// Human-chosen: any value with some variety.
+		return digit || other || (lower && upper && n >= 8)
+	case nameWeak:
+		if isUUID(v) || (allHex(v) && (n == 32 || n == 40 || n == 64 || n == 128)) {
+			return false
+		}
+		return (lower || upper) && digit && entropy(v) >= 3.2
+	default:
+		if strings.IndexByte(v, ' ') >= 0 && !strings.Contains(v, "==") {
+			// Free text under a secret-like name: a description, not a key.
+			return false
+		}
+		return entropy(v) >= 2.5 && (digit || (lower && upper) || other)
+	}
+}
+
+// isReference reports values that name a secret kept elsewhere: variables,
+// templates, environment lookups, code expressions.
+func isReference(v string) bool {
+	switch v[0] {
+	case '$':
+		// $VAR, ${VAR}, $(cmd); not a password that starts with "$".
+		if len(v) > 1 && (v[1] == '{' || v[1] == '(' || identifierLike(v[1:])) {
+			return true
+		}
+	case '%':
+		// %VAR% (Windows), %(name)s, %{name} (format strings).
+		if len(v) > 1 && (v[1] == '(' || v[1] == '{') {
+			return true
+		}
+		if i := strings.IndexByte(v[1:], '%'); i > 0 && identifierLike(v[1:1+i]) {
+			return true
+		}
+	case '@':
+		// @variable, @Microsoft.KeyVault(...).
+		if len(v) > 1 && (identifierLike(v[1:]) || strings.HasPrefix(v, "@Microsoft.KeyVault(")) {
+			return true
+		}
+	case '{', '[':
+		return true
+	case '!':
+		return strings.HasPrefix(v, "!Ref") || strings.HasPrefix(v, "!Sub") || strings.HasPrefix(v, "!GetAtt")
+	}
+	for _, p := range []string{"os.environ", "os.getenv", "process.env", "env(", "ENV[", "getenv(", "System.getenv",
+		"secrets.", "vars.", "config.", "settings.", "self.", "this.", "import.meta", "Deno.env", "vault:", "ref+",
+		"arn:aws:secretsmanager", "projects/", "secret://", "op://", "keyvault", "sm://", "env:", "file:"} {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	// A call or an index: get_token(), creds["x"], cfg.Password.
+	if i := strings.IndexAny(v, "(["); i > 0 && strings.HasSuffix(v, ")") || strings.HasSuffix(v, "]") {
+		return true
+	}
+	return dottedIdentifier(v)
+}
+
+// identifierLike reports a name of code: letters, digits, '_' and '.',
+// starting with a letter or '_'.
+func identifierLike(v string) bool {
+	if v == "" || !(v[0] == '_' || (v[0]|0x20 >= 'a' && v[0]|0x20 <= 'z')) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isAlnum(v[i]) && v[i] != '_' && v[i] != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// dottedIdentifier reports "a.b.c" made of identifiers: a field access in
+// code, or a config key, never a credential.
+func dottedIdentifier(v string) bool {
+	if strings.Count(v, ".") == 0 {
+		return false
+	}
+	for _, seg := range strings.Split(v, ".") {
+		if seg == "" || !(seg[0] == '_' || (seg[0]|0x20 >= 'a' && seg[0]|0x20 <= 'z')) {
+			return false
+		}
+		for i := 0; i < len(seg); i++ {
+			if !isAlnum(seg[i]) && seg[i] != '_' {
+				return false
+			}
+		}
+		_, upper, digit, _ := charKinds(seg)
+		if digit || (upper && strings.ToLower(seg[1:]) != seg[1:] && strings.ToUpper(seg) != seg) {
+			return false // mixed-case or digit-bearing segments look random
+		}
+	}
+	return true
+}
+
+// looksLikeWords reports lowercase phrases ("test-token", "not-a-secret")
+// and camelCase word chains ("UserProfileCacheKey"): labels, not keys.
+func looksLikeWords(v string) bool {
+	lowerOnly := true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z') && c != '-' && c != '_' && c != '.' && c != ' ' {
+			lowerOnly = false
+			break
+		}
+	}
+	if lowerOnly {
+		return true
+	}
+	// camelCase chain of dictionary-like humps: every hump 3+ letters, only
+	// a short digit tail.
+	humps := splitWords(v)
+	if len(humps) < 2 {
+		return false
+	}
+	for i, h := range humps {
+		letters := strings.TrimRight(h, "0123456789")
+		if len(h)-len(letters) > 2 || (len(letters) < 3 && !(i == len(humps)-1 && len(letters) >= 1)) {
+			return false
+		}
+		for j := 0; j < len(letters); j++ {
+			if letters[j] < 'a' || letters[j] > 'z' {
+				return false
+			}
+		}
+		if !pronounceable(letters) {
+			return false
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		if !isAlnum(v[i]) && v[i] != '-' && v[i] != '_' && v[i] != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// pronounceable is a crude test that a lowercase hump is a word: it has a
+// vowel and no run of four consonants.
+func pronounceable(w string) bool {
+	vowels, run := 0, 0
+	for i := 0; i < len(w); i++ {
+		if strings.IndexByte("aeiouy", w[i]) >= 0 {
+			vowels++
+			run = 0
+		} else {
+			run++
+			if run >= 4 {
+				return false
+			}
+		}
+	}
+	return vowels > 0
+}
+
+func looksLikePathOrURL(v string) bool {
+	if strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~/") ||
+		(len(v) > 2 && v[1] == ':' && (v[2] == '\\' || v[2] == '/')) {
+		return true
+	}
+	if strings.HasPrefix(v, "/") && !strings.ContainsAny(v, "+= ") && (strings.Count(v, "/") >= 2 || strings.Contains(v, ".")) {
+		// An absolute path, unless a segment is random: a base64 key may
+		// start with "/" too.
+		random := false
+		for _, seg := range strings.Split(v, "/") {
+			lower, upper, digit, _ := charKinds(seg)
+			if len(seg) >= 12 && lower && upper && digit && !looksLikeWords(seg) {
+				random = true
+			}
+		}
+		if !random {
+			return true
+		}
+	}
+	if strings.Contains(v, "://") {
+		return true // a URL; credentials inside one are the URL detector's
+	}
+	if at := strings.IndexByte(v, '@'); at > 0 && strings.IndexByte(v[at:], '.') > 0 && !strings.ContainsAny(v, "/:") {
+		lower, _, _, _ := charKinds(v[:at])
+		if lower && strings.Count(v, "@") == 1 && dottedHost(v[at+1:]) {
+			return true // an e-mail address
+		}
+	}
+	for _, ext := range []string{".json", ".pem", ".key", ".crt", ".p12", ".pfx", ".txt", ".yaml", ".yml", ".env", ".enc", ".gpg", ".asc", ".jks", ".keystore"} {
+		if strings.HasSuffix(strings.ToLower(v), ext) && !strings.ContainsAny(v, " ") {
+			return true
+		}
+	}
+	return false
+}
+
+func dottedHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return strings.Contains(h, ".")
+}
+
+// looksLikeEnvName reports a value that names an environment variable
+// (API_KEY: OPENAI_API_KEY): uppercase words joined by underscores.
+func looksLikeEnvName(v string) bool {
+	if !strings.Contains(v, "_") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'A' && c <= 'Z') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func isUUID(v string) bool {
+	if len(v) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		switch i {
+		case 8, 13, 18, 23:
+			if v[i] != '-' {
+				return false
+			}
+		default:
+			if !isHex(v[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// detectBearer finds "Bearer TOKEN" outside a recognised header.
+func detectBearer(sc *scan, ks, ke int) {
+	t := sc.text
+	if ks > 0 && isAlnum(t[ks-1]) {
+		return
+	}
+	k := ke
+	if k >= len(t) || t[k] != ' ' {
+		return
+	}
+	k = skipBlanks(t, k)
+	e := k
+	for e < len(t) && (isTokenByte(t[e]) || t[e] == '~') && e-k < 4096 {
+		e++
+	}
+	v := t[k:e]
+	if len(v) < 16 || isPlaceholder(v) || isReference(v) || looksLikeWords(v) {
+		return
+	}
+	if _, ok := maskAt(t, k); ok {
+		return
+	}
+	lower, upper, digit, _ := charKinds(v)
+	if !(digit || (lower && upper)) || entropy(v) < 3.0 {
+		return
+	}
+	sc.add(k, e, sc.eng.labelRule("bearer-token"))
+}

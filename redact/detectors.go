@@ -1,0 +1,429 @@
+package redact
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// Detectors written in Go: formats whose extent or validity a regular
+// expression cannot judge (PEM bodies with escaped newlines, credentials in
+// URLs, command-line flags, structure-only tokens).
+
+func goRules() []*rule {
+	return []*rule{
+		{id: "private-key", description: "PEM private key body (RSA, EC, DSA, PKCS#8, encrypted, OpenSSH, PGP), also with JSON-escaped newlines",
+			keywords: []string{"-----BEGIN "}, caseSensitive: true, prio: prioPEM, detect: detectPEM},
+		{id: "private-key", description: "PuTTY private key lines", keywords: []string{"Private-Lines:"}, caseSensitive: true,
+			prio: prioPEM, detect: detectPuTTY},
+		{id: "url-password", description: "password in a URL's user information (database, broker, HTTP, git remotes)",
+			keywords: []string{"://"}, prio: prioURL, detect: detectURLCreds},
+		{id: "basic-auth-password", description: "user:password given to curl -u / --user and similar flags",
+			keywords: []string{"-u ", "--user ", "--user=", "--basic-auth ", "--proxy-user "}, prio: prioURL, detect: detectUserFlag},
+		{id: "password", description: "password flag of mysql-family clients (-pSECRET) and registry logins (-p SECRET)",
+			keywords: []string{" -p"}, caseSensitive: true, prio: prioContext, detect: detectPasswordFlag},
+		{id: "password", description: "password in prose after a login or credentials (\"login is admin / S3cret!\")",
+			keywords: []string{"login", "credentials", "creds"}, prio: prioContext, detect: detectLoginPair},
+		{id: "secret-file", description: "lone high-entropy line printed by cat of a key, secret or token file",
+			keywords: []string{"cat "}, prio: prioContext, detect: detectCatSecretFile},
+	}
+}
+
+// isPEMSep reports a separator inside a PEM body at t[i], and its length:
+// blanks, line breaks, and escaped line breaks (\n, \\n, \r\n) as found
+// when the key sits inside a JSON or shell string.
+func pemSepLen(t string, i int) int {
+	c := t[i]
+	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		return 1
+	}
+	if c == '\\' {
+		j := i
+		for j < len(t) && t[j] == '\\' {
+			j++
+		}
+		if j < len(t) && (t[j] == 'n' || t[j] == 'r' || t[j] == 't') {
+			return j + 1 - i
+		}
+	}
+	return 0
+}
+
+func isB64Byte(c byte) bool {
+	return isAlnum(c) || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
+}
+
+func detectPEM(sc *scan, ks, ke int) {
+	t := sc.text
+	le := strings.Index(t[ke:min(len(t), ke+64)], "-----")
+	if le < 0 {
+		return
+	}
+	label := t[ke : ke+le]
+	if !strings.Contains(label, "PRIVATE KEY") {
+		return // certificates, public keys, CSRs are not secret
+	}
+	bodyStart := ke + le + 5
+	bodyEnd := -1
+	if sc.pemNoEndFrom < 0 || bodyStart < sc.pemNoEndFrom {
+		limit := min(len(t), bodyStart+1<<20)
+		if i := strings.Index(t[bodyStart:limit], "-----END"); i >= 0 {
+			bodyEnd = bodyStart + i
+		} else if limit == len(t) {
+			sc.pemNoEndFrom = bodyStart // no END anywhere after: do not search again
+		}
+	}
+	if bodyEnd < 0 {
+		bodyEnd = truncatedPEMEnd(t, bodyStart)
+	}
+	// A body may be split over quoted pieces ("...\n" + "...\n"): mask each
+	// piece and leave the quotes and the code between them alone.
+	s := bodyStart
+	for s < bodyEnd {
+		e := s
+		for e < bodyEnd && !(isQuote(t[e]) && !escapedAt(t, e)) {
+			e++
+		}
+		addPEMPiece(sc, s, e)
+		s = e + 1
+	}
+}
+
+func addPEMPiece(sc *scan, s, e int) {
+	t := sc.text
+	for s < e {
+		n := pemSepLen(t, s)
+		if n == 0 {
+			break
+		}
+		s += n
+	}
+	for e > s {
+		c := t[e-1]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			e--
+			continue
+		}
+		if (c == 'n' || c == 'r' || c == 't') && escapedAt(t, e-1) {
+			e--
+			for e > s && t[e-1] == '\\' {
+				e--
+			}
+			continue
+		}
+		break
+	}
+	b64 := 0
+	for i := s; i < e; i++ {
+		if isAlnum(t[i]) {
+			b64++
+		}
+	}
+	if b64 >= 16 {
+		sc.add(s, e, sc.eng.labelRule("private-key"))
+	}
+}
+
+// truncatedPEMEnd finds where a PEM body without an END line stops: at the
+// first byte that is neither base64, a separator nor part of a header line.
+func truncatedPEMEnd(t string, i int) int {
+	for i < len(t) {
+		if n := pemSepLen(t, i); n > 0 {
+			i += n
+			continue
+		}
+		if isB64Byte(t[i]) {
+			j := i
+			for j < len(t) && isB64Byte(t[j]) {
+				j++
+			}
+			if j < len(t) && t[j] == ':' { // Proc-Type:, DEK-Info:, Comment:
+				for j < len(t) && t[j] != '\n' && pemSepLen(t, j) == 0 {
+					j++
+				}
+			}
+			i = j
+			continue
+		}
+		break
+	}
+	return i
+}
+
+func detectPuTTY(sc *scan, ks, ke int) {
+	t := sc.text
+	i := strings.IndexByte(t[ke:min(len(t), ke+16)], '\n')
+	if i < 0 {
+		return
+	}
+	s := ke + i + 1
+	e := strings.Index(t[s:min(len(t), s+1<<16)], "Private-MAC:")
+	if e < 0 {
+		e = truncatedPEMEnd(t, s) - s
+	}
+	addPEMPiece(sc, s, s+e)
+}
+
+// Trivial passwords in URLs are documentation, not credentials.
+var trivialURLPasswords = set("pass", "password", "passwd", "pwd", "secret", "xxx", "user", "username", "pw", "****", "***")
+
+func detectURLCreds(sc *scan, ks, ke int) {
+	t := sc.text
+	s := ks
+	for s > 0 && ks-s < 32 && (isAlnum(t[s-1]) || t[s-1] == '+' || t[s-1] == '.' || t[s-1] == '-') {
+		s--
+	}
+	if s == ks {
+		return
+	}
+	u, at := ke, -1
+	for j := u; j < len(t) && j-u < 1024; j++ {
+		c := t[j]
+		if c == '/' || c == '?' || c == '#' || isSpace(c) || isQuote(c) || c == '\\' || c == '<' || c == '>' {
+			break
+		}
+		if c == '@' {
+			at = j
+		}
+	}
+	if at < 0 || at+1 >= len(t) || !(isAlnum(t[at+1]) || t[at+1] == '[') {
+		return
+	}
+	colon := strings.IndexByte(t[u:at], ':')
+	if colon < 0 {
+		return
+	}
+	ps, pe := u+colon+1, at
+	pw := t[ps:pe]
+	if pw == "" || trivialURLPasswords[strings.ToLower(pw)] || isReference(pw) || isPlaceholder(pw) {
+		return
+	}
+	if _, ok := maskAt(t, ps); ok {
+		return
+	}
+	sc.add(ps, pe, sc.eng.labelRule("url-password"))
+}
+
+// detectUserFlag finds the password in curl -u user:password and the
+// like.
+func detectUserFlag(sc *scan, ks, ke int) {
+	t := sc.text
+	if ks > 0 && !isSpace(t[ks-1]) {
+		return
+	}
+	k := skipBlanks(t, ke)
+	vs, ve, ok := readValue(t, k, false, false, false)
+	if !ok {
+		return
+	}
+	v := t[vs:ve]
+	colon := strings.IndexByte(v, ':')
+	if colon < 0 {
+		return
+	}
+	ps := vs + colon + 1
+	pw := t[ps:ve]
+	if len(pw) < 4 || isReference(pw) || isPlaceholder(pw) || allDigits(pw) || looksLikeWords(pw) {
+		return
+	}
+	if _, ok := maskAt(t, ps); ok {
+		return
+	}
+	sc.add(ps, ve, sc.eng.labelRule("basic-auth-password"))
+}
+
+// detectPasswordFlag finds -pSECRET given to mysql-family clients and
+// "-p SECRET" given to registry logins.
+func detectPasswordFlag(sc *scan, ks, ke int) {
+	t := sc.text
+	ls := ks
+	for ls > 0 && ks-ls < 300 && !lineSepBefore(t, ls) {
+		ls--
+	}
+	line := strings.ToLower(t[ls:ks])
+	var vs, ve int
+	var ok bool
+	switch {
+	case strings.Contains(line, "mysql") || strings.Contains(line, "mariadb"):
+		if ke >= len(t) || isSpace(t[ke]) {
+			return // -p alone prompts for the password
+		}
+		vs, ve, ok = readValue(t, ke, false, false, false)
+	case strings.Contains(line, " login") && ke < len(t) && t[ke] == ' ':
+		vs, ve, ok = readValue(t, skipBlanks(t, ke), false, false, false)
+	}
+	if !ok || !plausibleValue(t[vs:ve], namePassword) {
+		return
+	}
+	sc.add(vs, ve, sc.eng.labelRule("password"))
+}
+
+// Files whose whole content is a secret when printed.
+var secretFileWords = []string{"master.key", ".key", "secret", "token", "password", "passwd", "credential", "apikey", "api_key", "api-key"}
+
+// detectCatSecretFile masks the lone line printed by "cat FILE" when the
+// file's name says it holds a key, token or password.
+func detectCatSecretFile(sc *scan, ks, ke int) {
+	t := sc.text
+	if ks > 0 && !(isSpace(t[ks-1]) || t[ks-1] == '$' || t[ks-1] == '>' || t[ks-1] == ';' || t[ks-1] == '&' || t[ks-1] == '|') && !lineSepBefore(t, ks) {
+		return
+	}
+	k := skipBlanks(t, ke)
+	fe := k
+	for fe < len(t) && !isSpace(t[fe]) && t[fe] != '\\' && t[fe] != '"' && fe-k < 256 {
+		fe++
+	}
+	file := strings.ToLower(t[k:fe])
+	match := false
+	for _, w := range secretFileWords {
+		if strings.Contains(file, w) {
+			match = true
+		}
+	}
+	if !match || strings.HasSuffix(file, ".pub") || strings.HasSuffix(file, ".json") || strings.HasSuffix(file, ".yml") || strings.HasSuffix(file, ".yaml") {
+		return
+	}
+	// The output is the next line; it must be one token alone on its line.
+	i := fe
+	for i < len(t) && t[i] != '\n' && pemSepLen(t, i) <= 1 && i-fe < 64 {
+		i++
+	}
+	if i >= len(t) {
+		return
+	}
+	i += max(1, pemSepLen(t, i))
+	s := i
+	for i < len(t) && isTokenByte(t[i]) && i-s < 1024 {
+		i++
+	}
+	if i < len(t) && !(t[i] == '\n' || t[i] == '\r' || (t[i] == '\\' && pemSepLen(t, i) > 1)) {
+		return
+	}
+	v := t[s:i]
+	if len(v) < 16 || isPlaceholder(v) || entropy(v) < 3.0 {
+		return
+	}
+	sc.add(s, i, sc.eng.labelRule("secret-file"))
+}
+
+// structuralScan finds tokens known by their shape alone, with no literal
+// to key on: Discord bot tokens (a base64 user id, a timestamp and an HMAC)
+// and 64-byte base64 account keys (Azure Storage, Cosmos DB, Service Bus).
+func structuralScan(sc *scan) {
+	t := sc.text
+	// Two kinds of run at once: base64 ([A-Za-z0-9+/=]) for account keys,
+	// dotted base64url ([A-Za-z0-9_.-]) for Discord tokens.
+	b64, dotted := -1, -1
+	for i := 0; i <= len(t); i++ {
+		var c uint16
+		if i < len(t) {
+			c = byteClass[t[i]]
+		}
+		alnum := c&(clsLower|clsUpper|clsDigit) != 0
+		if alnum || c&clsB64 != 0 {
+			if b64 < 0 {
+				b64 = i
+			}
+		} else if b64 >= 0 {
+			if i-b64 == 88 && azureAccountKey(t, b64, i) && boundaryOK(t, b64, i) {
+				sc.add(b64, i, sc.eng.labelRule("azure-account-key"))
+			}
+			b64 = -1
+		}
+		if alnum || c&(clsURLSafe|clsNameSep) != 0 {
+			if dotted < 0 {
+				dotted = i
+			}
+		} else if dotted >= 0 {
+			if n := i - dotted; n >= 59 && n <= 80 && discordBotToken(t[dotted:i]) && boundaryOK(t, dotted, i) {
+				sc.add(dotted, i, sc.eng.labelRule("discord-bot-token"))
+			}
+			dotted = -1
+		}
+	}
+}
+
+func boundaryOK(t string, s, e int) bool {
+	return leftBoundary(t, s) && rightBoundary(t, e)
+}
+
+func discordBotToken(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 || len(parts[0]) < 23 || len(parts[0]) > 28 || len(parts[1]) < 6 || len(parts[1]) > 7 ||
+		len(parts[2]) < 27 || len(parts[2]) > 40 {
+		return false
+	}
+	id, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(parts[0], "="))
+	if err != nil {
+		if id, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[0], "=")); err != nil {
+			return false
+		}
+	}
+	return len(id) >= 17 && len(id) <= 20 && allDigits(string(id)) && entropy(parts[2]) >= 3.5
+}
+
+// azureAccountKey accepts 86 base64 characters and "==" (64 random bytes),
+// unless the text around names it a digest.
+func azureAccountKey(t string, s, e int) bool {
+	v := t[s:e]
+	if !strings.HasSuffix(v, "==") || v[85] == '=' {
+		return false
+	}
+	for i := 0; i < 86; i++ {
+		if !isAlnum(v[i]) && v[i] != '+' && v[i] != '/' {
+			return false
+		}
+	}
+	if entropy(v) < 5.0 {
+		return false
+	}
+	before := strings.ToLower(t[max(0, s-120):s])
+	for _, w := range []string{"sha512", "sha384", "digest", "checksum", "hash", "integrity", "signature", "sig="} {
+		if strings.Contains(before, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// detectLoginPair finds "login is USER / PASSWORD" and "credentials:
+// USER/PASSWORD" in prose.
+func detectLoginPair(sc *scan, ks, ke int) {
+	t := sc.text
+	if !leftBoundary(t, ks) || (ke < len(t) && isAlnum(t[ke])) {
+		return
+	}
+	k := ke
+	for _, w := range []string{" is ", " are ", ": ", " = ", " - ", " "} {
+		if strings.HasPrefix(t[k:], w) {
+			k += len(w)
+			break
+		}
+	}
+	if k == ke {
+		return
+	}
+	k = skipBlanks(t, k)
+	us := k
+	for k < len(t) && (isAlnum(t[k]) || strings.IndexByte("._@+-", t[k]) >= 0) && k-us < 64 {
+		k++
+	}
+	if k == us {
+		return
+	}
+	k = skipBlanks(t, k)
+	if k >= len(t) || t[k] != '/' {
+		return
+	}
+	k = skipBlanks(t, k+1)
+	ps := k
+	for k < len(t) && !isSpace(t[k]) && !isQuote(t[k]) && !(t[k] == '\\' && pemSepLen(t, k) > 1) && k-ps < 128 {
+		k++
+	}
+	for k > ps && strings.IndexByte(".,;:!?)", t[k-1]) >= 0 {
+		k--
+	}
+	if k == ps || !plausibleValue(t[ps:k], namePassword) {
+		return
+	}
+	sc.add(ps, k, sc.eng.labelRule("password"))
+}
