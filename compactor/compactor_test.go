@@ -25,7 +25,7 @@ func TestPolicy(t *testing.T) {
 	}{
 		{"below the trigger", nil, small, compact.MethodNone, "below the trigger"},
 		{"over the trigger", nil, big, compact.MethodFallback, ""},
-		{"force below the trigger", func(c *Config) { c.Force = true }, small, compact.MethodFallback, ""},
+		{"force below the trigger", func(c *Config) { c.Force = true }, medium, compact.MethodFallback, ""},
 		{"absolute trigger", func(c *Config) { c.TriggerTokens = 1000 }, medium, compact.MethodFallback, ""},
 		{"threshold", func(c *Config) { c.Threshold = 1; c.Window = 20000 }, big, compact.MethodNone, "below the trigger"},
 		{"window override", func(c *Config) { c.Window = 100000 }, big, compact.MethodNone, "below the trigger"},

@@ -56,7 +56,7 @@ func TestGoldenFallback(t *testing.T) {
 			if res.Handoff != nil {
 				handoff = res.Handoff.Render()
 			}
-			golden(t, name+".out", out.Bytes())
+			golden(t, name+".compacted", out.Bytes())
 			golden(t, name+".handoff.md", []byte(handoff))
 			golden(t, name+".record.json", append(recJSON, '\n'))
 
