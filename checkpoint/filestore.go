@@ -47,24 +47,35 @@ const (
 	trashName  = ".deleted-"
 )
 
-// NewFileStore opens the store in dir, creating the directory (mode 0700)
-// if it does not exist.
+// NewFileStore opens the store in dir. A missing directory is created
+// (mode 0700) by the first save, so reading a store that does not exist yet
+// leaves no trace.
 func NewFileStore(dir string, opts Options) (*FileStore, error) {
 	cd, err := newCodec(opts.Key)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
-	}
 	st, err := os.Stat(dir)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("checkpoint store: %w", err)
-	}
-	if !st.IsDir() {
+	case !st.IsDir():
 		return nil, fmt.Errorf("%w: checkpoint store %s is not a directory", ErrInvalid, dir)
 	}
 	return &FileStore{dir: dir, opts: opts, codec: cd}, nil
+}
+
+// readStoreDir lists the store's directory; a store never saved to is empty.
+func (s *FileStore) readStoreDir() ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store: %w", err)
+	}
+	return entries, nil
 }
 
 // Dir returns the store's directory.
@@ -159,6 +170,11 @@ func (s *FileStore) logEvents(session string, events []Event) error {
 // ErrNotFound.
 func (s *FileStore) lockSession(ctx context.Context, session string, create bool) (func(), error) {
 	dir := filepath.Join(s.dir, session)
+	if create {
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("checkpoint store: %w", err)
+		}
+	}
 	for {
 		if create {
 			if err := mkdirDurable(s.dir, dir); err != nil {
@@ -393,9 +409,9 @@ func (s *FileStore) History(ctx context.Context, session string) ([]Meta, error)
 
 // List implements Store.
 func (s *FileStore) List(ctx context.Context, f Filter) ([]SessionInfo, error) {
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.readStoreDir()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+		return nil, err
 	}
 	now := s.opts.now()
 	var out []SessionInfo
@@ -479,9 +495,9 @@ func (s *FileStore) removeSession(session string) (int, error) {
 // temporary files and checkpoint files the head never came to name.
 func (s *FileStore) Prune(ctx context.Context, p PruneOptions) (PruneResult, error) {
 	var res PruneResult
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.readStoreDir()
 	if err != nil {
-		return res, fmt.Errorf("checkpoint store: %w", err)
+		return res, err
 	}
 	now := s.opts.now()
 	var errs []error

@@ -120,6 +120,30 @@ func TestOpen(t *testing.T) {
 	if fs, ok := s.(*checkpoint.FileStore); !ok || fs.Dir() != dir {
 		t.Fatalf("open %s: %T", dir, s)
 	}
+	// Reading a store never saved to finds nothing and creates nothing.
+	if all, err := s.List(ctx, checkpoint.Filter{}); err != nil || len(all) != 0 {
+		t.Fatalf("list of a new store: %v %v", all, err)
+	}
+	if _, err := s.Prune(ctx, checkpoint.PruneOptions{KeepLast: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("reading created the store directory: %v", err)
+	}
+	if err := s.Save(ctx, storetest.Sample("first", 0), ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, dir + "/first"} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: %v %v", p, st.Mode(), err)
+		}
+	}
+	files, _ := os.ReadDir(dir + "/first")
+	for _, f := range files {
+		if st, _ := f.Info(); st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: mode %v", f.Name(), st.Mode())
+		}
+	}
 	for _, bad := range []string{"", "http://example.com/x", "redis://[::1"} {
 		if _, err := checkpoint.Open(ctx, bad, checkpoint.Options{}); !errors.Is(err, checkpoint.ErrInvalid) {
 			t.Errorf("open %q: %v", bad, err)

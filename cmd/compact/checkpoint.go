@@ -2,10 +2,581 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/checkpoint"
+	"github.com/compactkit/compact/redact"
+	"github.com/redis/go-redis/v9"
 )
 
-// runCheckpoint is built by its own issue; until then it says so.
-func runCheckpoint(_ context.Context, _ *env, _ []string) error {
-	return errors.New("checkpoint: not built yet")
+// Checkpoint store settings, documented in the README.
+const (
+	// defaultStoreDir is where checkpoints live when neither --store nor
+	// COMPACT_CHECKPOINT_STORE says otherwise: beside the project the
+	// agent works on, like .git.
+	defaultStoreDir = ".compact/checkpoints"
+	storeEnv        = "COMPACT_CHECKPOINT_STORE"
+	// keyEnv holds the AES key (hex or base64 of 16, 24 or 32 bytes) that
+	// encrypts checkpoints at rest; unset stores plain checkpoints.
+	keyEnv = "COMPACT_CHECKPOINT_KEY"
+	// resumeKeyEnv holds the HMAC key that signs resume tokens.
+	resumeKeyEnv = "COMPACT_RESUME_KEY"
+)
+
+// storeSpec returns the store to use: the flag's value, else the
+// environment's, else the default directory.
+func storeSpec(e *env, flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if v := e.getenv(storeEnv); v != "" {
+		return v
+	}
+	return defaultStoreDir
+}
+
+// openStore opens the checkpoint store named by spec ("DIR" or
+// "redis://HOST:PORT/DB"), encrypting with the key in
+// COMPACT_CHECKPOINT_KEY when it is set, and in redacting mode when r is
+// not nil. The compaction command's --checkpoint flag uses it through
+// saveCompactionCheckpoint.
+func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor) (checkpoint.Store, error) {
+	key, err := keyFromEnv(e, keyEnv)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	// go-redis logs every failed dial on its own; the store's error says it
+	// once, with the address.
+	redis.SetLogger(quietLogger{})
+	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{Key: key, Redactor: r})
+	if errors.Is(err, checkpoint.ErrInvalid) {
+		return nil, usageErrorf("--store: %v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint store %s: %w", spec, err)
+	}
+	return s, nil
+}
+
+// saveCompactionCheckpoint saves a compacted transcript and its compaction
+// record as the next checkpoint of session in the store named by spec
+// ("" for the default), compare-and-set on the session's latest (retried a
+// few times if another writer gets in between). A session without
+// checkpoints is started. With r set, the store redacts before writing.
+func saveCompactionCheckpoint(ctx context.Context, e *env, spec, session string, t compact.Transcript, rec compact.Compaction, r *redact.Redactor) (*checkpoint.Checkpoint, error) {
+	if !checkpoint.ValidSessionID(session) {
+		return nil, usageErrorf("--session: %q is not a session ID (1-128 of A-Z a-z 0-9 . _ -)", session)
+	}
+	s, err := openStore(ctx, e, storeSpec(e, spec), r)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	c, err := checkpoint.SaveCompaction(ctx, s, session, t, rec)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint session %s: %w", session, err)
+	}
+	return c, nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// keyFromEnv decodes a key given as hex or base64.
+func keyFromEnv(e *env, name string) ([]byte, error) {
+	v := strings.TrimSpace(e.getenv(name))
+	if v == "" {
+		return nil, nil
+	}
+	if k, err := hex.DecodeString(v); err == nil && (len(k) == 16 || len(k) == 24 || len(k) == 32) {
+		return k, nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if k, err := enc.DecodeString(v); err == nil && (len(k) == 16 || len(k) == 24 || len(k) == 32) {
+			return k, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: want 16, 24 or 32 bytes as hex or base64", name)
+}
+
+const checkpointUsage = `compact checkpoint list|show|history|resume|prune|verify [flags] [args]`
+
+const checkpointExamples = `  compact checkpoint list --status failed,paused --max-age 24h
+  compact checkpoint list --like "fix the failing build"      # resumable sessions like this task
+  compact checkpoint show SESSION [ID] [--json]
+  compact checkpoint history SESSION
+  compact checkpoint resume SESSION                           # what runs next
+  compact checkpoint resume SESSION --user alice --approve TOKEN
+  compact checkpoint prune --keep 20 --max-age 720h
+  compact checkpoint verify --store redis://127.0.0.1:6379/0
+`
+
+func runCheckpoint(ctx context.Context, e *env, args []string) error {
+	subs := map[string]func(context.Context, *env, []string) error{
+		"list": cpList, "show": cpShow, "history": cpHistory,
+		"resume": cpResume, "prune": cpPrune, "verify": cpVerify,
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(e.stderr, "Usage: %s\n\nSubcommands:\n"+
+			"  list     sessions, newest first (filter by status, age, or likeness to a task)\n"+
+			"  show     one checkpoint (the latest by default)\n"+
+			"  history  a session's checkpoints, newest first\n"+
+			"  resume   reset interrupted steps and say what runs next; approve a pending action\n"+
+			"  prune    drop old checkpoints and sessions\n"+
+			"  verify   check every checkpoint's hash and parent chain\n\n"+
+			"Store: --store DIR or redis://HOST:PORT/DB (default $%s, else %s).\n"+
+			"Encryption at rest: $%s (hex or base64 AES key).\n\nExamples:\n%s",
+			checkpointUsage, storeEnv, defaultStoreDir, keyEnv, checkpointExamples)
+		if len(args) == 0 {
+			return usageErrorf("checkpoint: missing subcommand")
+		}
+		return nil
+	}
+	sub, ok := subs[args[0]]
+	if !ok {
+		return usageErrorf("checkpoint: unknown subcommand %q (want list, show, history, resume, prune or verify)", args[0])
+	}
+	return sub(ctx, e, args[1:])
+}
+
+// cpFlags are the flags every checkpoint subcommand takes.
+type cpFlags struct {
+	*flag.FlagSet
+	store  *string
+	asJSON *bool
+}
+
+func newCPFlags(e *env, name, usage string) cpFlags {
+	fs := newFlags(e, "checkpoint "+name, "compact checkpoint "+usage, checkpointExamples)
+	return cpFlags{
+		FlagSet: fs,
+		store:   fs.String("store", "", "checkpoint store: DIR or redis://HOST:PORT/DB (default $"+storeEnv+", else "+defaultStoreDir+")"),
+		asJSON:  fs.Bool("json", false, "print JSON"),
+	}
+}
+
+// storeError maps store errors onto exit codes: a malformed session or
+// checkpoint ID is bad usage; the rest are failures.
+func storeError(err error) error {
+	if errors.Is(err, checkpoint.ErrInvalid) {
+		return badInput(err)
+	}
+	return err
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func cpList(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "list", "list [--status S,S] [--max-age DUR] [--like TASK [--threshold X]] [--json]")
+	status := fs.String("status", "", "comma-separated statuses to keep ("+statusNames()+")")
+	maxAge := fs.Duration("max-age", 0, "keep sessions updated within this long (e.g. 24h)")
+	like := fs.String("like", "", "list failed or paused sessions resumable for this task, best match first")
+	threshold := fs.Float64("threshold", 0.3, "with --like: least word similarity (Jaccard) to list")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErrorf("checkpoint list: unexpected argument %q", rest[0])
+	}
+	var f checkpoint.Filter
+	for _, s := range splitList(*status) {
+		st := checkpoint.Status(s)
+		if !st.Valid() {
+			return usageErrorf("checkpoint list: --status: unknown status %q (want %s)", s, statusNames())
+		}
+		f.Status = append(f.Status, st)
+	}
+	f.MaxAge = *maxAge
+	if *threshold <= 0 || *threshold > 1 {
+		return usageErrorf("checkpoint list: --threshold must be in (0, 1]")
+	}
+	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if *like != "" {
+		if *status != "" {
+			return usageErrorf("checkpoint list: --like lists failed and paused sessions; drop --status")
+		}
+		matches, err := checkpoint.FindResumable(ctx, s, *like, checkpoint.FindOptions{Threshold: *threshold, Window: *maxAge})
+		if err != nil {
+			return err
+		}
+		if *fs.asJSON {
+			return printJSON(e.stdout, nonNil(matches))
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCORE\tSESSION\tSTATUS\tDONE\tUPDATED\tTASK")
+		for _, m := range matches {
+			fmt.Fprintf(tw, "%.2f\t%s\t%s\t%d/%d\t%s\t%s\n", m.Score, m.Session, m.Status, m.CompletedSteps, m.Steps,
+				m.UpdatedAt.Local().Format(time.DateTime), oneLine(m.Task, 60))
+		}
+		return tw.Flush()
+	}
+	infos, lerr := s.List(ctx, f)
+	if lerr != nil && len(infos) == 0 {
+		return lerr
+	}
+	if *fs.asJSON {
+		if err := printJSON(e.stdout, nonNil(infos)); err != nil {
+			return err
+		}
+		return lerr
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tSTATUS\tSEQ\tDONE\tUPDATED\tTASK")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", in.Session, in.Status, in.Seq, in.CompletedSteps, in.Steps,
+			in.UpdatedAt.Local().Format(time.DateTime), oneLine(in.Task, 60))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return lerr // sessions that could not be read, after those that could
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func statusNames() string {
+	var names []string
+	for _, s := range checkpoint.Statuses {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func cpShow(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "show", "show SESSION [ID] [--json]")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) < 1 || len(rest) > 2 {
+		return usageErrorf("checkpoint show: want SESSION [ID]")
+	}
+	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var c *checkpoint.Checkpoint
+	if len(rest) == 2 {
+		c, err = s.Load(ctx, rest[0], rest[1])
+	} else {
+		c, err = s.Latest(ctx, rest[0])
+	}
+	if err != nil {
+		return storeError(err)
+	}
+	if *fs.asJSON {
+		return printJSON(e.stdout, c)
+	}
+	return writeSummary(e.stdout, c)
+}
+
+func writeSummary(w io.Writer, c *checkpoint.Checkpoint) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	row("session", c.Session)
+	row("checkpoint", fmt.Sprintf("%s (seq %d)", c.ID, c.Seq))
+	row("parent", c.ParentID)
+	row("status", string(c.Status))
+	row("task", oneLine(c.Task, 100))
+	if c.PlanVersion > 0 {
+		row("plan version", strconv.Itoa(c.PlanVersion))
+	}
+	row("current step", c.CurrentStep)
+	row("created", c.CreatedAt.Local().Format(time.RFC3339))
+	row("updated", c.UpdatedAt.Local().Format(time.RFC3339))
+	if c.RetryCount > 0 {
+		row("retries", strconv.Itoa(c.RetryCount))
+	}
+	row("last error", oneLine(c.LastError, 100))
+	if t := c.Transcript; t != nil {
+		row("transcript", fmt.Sprintf("%d messages, format %q, sha256 %s", len(t.Messages), t.Format, t.Hash()[:16]))
+	}
+	if n := len(c.Compactions); n > 0 {
+		last := c.Compactions[n-1]
+		row("compactions", fmt.Sprintf("%d (last: %s, %d -> %d tokens)", n, last.Method, last.TokensBefore, last.TokensAfter))
+	}
+	if len(c.ToolCache) > 0 {
+		row("tool cache", fmt.Sprintf("%d results", len(c.ToolCache)))
+	}
+	if len(c.SideEffects) > 0 {
+		row("side effects", fmt.Sprintf("%d", len(c.SideEffects)))
+	}
+	if p := c.Pending; p != nil {
+		v := fmt.Sprintf("%s (params sha256 %s)", p.Tool, p.ParamsHash[:16])
+		if p.ApprovedBy != "" {
+			v += " approved by " + p.ApprovedBy
+		}
+		row("pending", v)
+	}
+	for _, p := range c.Permissions {
+		row("permission", strings.TrimSpace(p.Scope+" "+p.Ref))
+	}
+	row("sha256", c.Hash)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(c.Steps) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tTOOL\tDURATION\tOUTPUT / ERROR")
+	for _, st := range c.Steps {
+		note := st.Output
+		if st.Error != "" {
+			note = "error: " + st.Error
+		}
+		dur := ""
+		if st.Duration > 0 {
+			dur = st.Duration.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.ID, st.Status, st.Tool, dur, oneLine(note, 60))
+	}
+	return tw.Flush()
+}
+
+func cpHistory(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "history", "history SESSION [--json]")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usageErrorf("checkpoint history: want SESSION")
+	}
+	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	h, err := s.History(ctx, rest[0])
+	if err != nil && len(h) == 0 {
+		return storeError(err)
+	}
+	if *fs.asJSON {
+		if perr := printJSON(e.stdout, h); perr != nil {
+			return perr
+		}
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tCHECKPOINT\tSTATUS\tUPDATED\tSIZE\tCODEC")
+	for _, m := range h {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", m.Seq, m.ID, m.Status, m.UpdatedAt.Local().Format(time.DateTime), m.Size, m.Codec)
+	}
+	if ferr := tw.Flush(); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// resumeReport is what "checkpoint resume --json" prints.
+type resumeReport struct {
+	Session       string                    `json:"session"`
+	Checkpoint    string                    `json:"checkpoint"`
+	Status        checkpoint.Status         `json:"status"`
+	RetryCount    int                       `json:"retry_count"`
+	Reset         []string                  `json:"reset,omitempty"`
+	Next          *checkpoint.Step          `json:"next,omitempty"`
+	NeedsApproval bool                      `json:"needs_approval,omitempty"`
+	Pending       *checkpoint.PendingAction `json:"pending,omitempty"`
+	Saved         string                    `json:"saved,omitempty"`
+	Approved      bool                      `json:"approved,omitempty"`
+}
+
+func cpResume(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "resume", "resume SESSION [--save] [--user USER --approve TOKEN] [--json]")
+	save := fs.Bool("save", false, "save the resumed state (steps reset, status running) as a new checkpoint")
+	user := fs.String("user", "", "with --approve: who approves")
+	token := fs.String("approve", "", "resume token approving the pending action (signed with $"+resumeKeyEnv+")")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usageErrorf("checkpoint resume: want SESSION")
+	}
+	if (*token == "") != (*user == "") {
+		return usageErrorf("checkpoint resume: --approve and --user go together")
+	}
+	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	session := rest[0]
+	var rep resumeReport
+	if *token != "" {
+		key := []byte(e.getenv(resumeKeyEnv))
+		if len(key) < 16 {
+			return usageErrorf("checkpoint resume --approve: $%s must hold the token signing key (16 bytes or more)", resumeKeyEnv)
+		}
+		c, err := checkpoint.Approve(ctx, s, checkpoint.Tokens{Key: key}, session, *user, *token)
+		if err != nil {
+			return storeError(err)
+		}
+		rep.Approved, rep.Saved = true, c.ID
+	}
+	r, err := checkpoint.Resume(ctx, s, session)
+	if err != nil {
+		return storeError(err)
+	}
+	c := r.Checkpoint
+	rep.Session, rep.Checkpoint, rep.Status, rep.RetryCount = session, c.ID, c.Status, c.RetryCount
+	rep.Reset, rep.Next, rep.NeedsApproval = r.Reset, r.Next, r.NeedsApproval
+	if r.NeedsApproval {
+		rep.Pending = c.Pending
+	}
+	if *save {
+		if err := s.Save(ctx, c, c.ID); err != nil {
+			return fmt.Errorf("save the resumed state: %w", err)
+		}
+		rep.Saved = c.ID
+	}
+	if *fs.asJSON {
+		return printJSON(e.stdout, rep)
+	}
+	w := e.stdout
+	if rep.Approved {
+		fmt.Fprintf(w, "approved %s's pending action as %s\n", session, *user)
+	}
+	fmt.Fprintf(w, "session %s at checkpoint %s: %s, %d retries\n", session, rep.Checkpoint, rep.Status, rep.RetryCount)
+	if len(r.Reset) > 0 {
+		fmt.Fprintf(w, "reset to pending: %s\n", strings.Join(r.Reset, ", "))
+	}
+	switch {
+	case r.NeedsApproval:
+		fmt.Fprintf(w, "waiting for approval: %s (params sha256 %s); approve with --user USER --approve TOKEN\n", c.Pending.Tool, c.Pending.ParamsHash)
+	case r.Next != nil:
+		fmt.Fprintf(w, "next: step %s", r.Next.ID)
+		if r.Next.Tool != "" {
+			fmt.Fprintf(w, " (%s %s)", r.Next.Tool, oneLine(string(r.Next.Args), 80))
+		}
+		fmt.Fprintln(w)
+	default:
+		fmt.Fprintln(w, "next: nothing; every step is done")
+	}
+	if *save {
+		fmt.Fprintf(w, "saved as %s\n", c.ID)
+	}
+	return nil
+}
+
+func cpPrune(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "prune", "prune [--keep N] [--max-age DUR] [--json]")
+	keep := fs.Int("keep", 0, "keep at most N checkpoints per session (0: no limit)")
+	maxAge := fs.Duration("max-age", 0, "drop checkpoints, and whole sessions, older than this (e.g. 720h; 0: no limit)")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErrorf("checkpoint prune: unexpected argument %q", rest[0])
+	}
+	if *keep < 0 || *maxAge < 0 {
+		return usageErrorf("checkpoint prune: --keep and --max-age cannot be negative")
+	}
+	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res, err := s.Prune(ctx, checkpoint.PruneOptions{KeepLast: *keep, MaxAge: *maxAge})
+	if *fs.asJSON {
+		if perr := printJSON(e.stdout, res); perr != nil {
+			return perr
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "pruned %d checkpoints, %d whole sessions\n", res.Checkpoints, res.Sessions)
+	}
+	return err
+}
+
+func cpVerify(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "verify", "verify [SESSION...] [--json]")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	for _, id := range rest {
+		if !checkpoint.ValidSessionID(id) {
+			return usageErrorf("checkpoint verify: %q is not a session ID", id)
+		}
+	}
+	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	n, problems, err := checkpoint.Verify(ctx, s, rest...)
+	if err != nil {
+		return err
+	}
+	if *fs.asJSON {
+		if err := printJSON(e.stdout, struct {
+			Checked  int                  `json:"checked"`
+			Problems []checkpoint.Problem `json:"problems"`
+		}{n, nonNil(problems)}); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range problems {
+			fmt.Fprintf(e.stdout, "%s\t%s\t%s\n", p.Session, p.ID, p.Message)
+		}
+		fmt.Fprintf(e.stdout, "checked %d checkpoints: %d problems\n", n, len(problems))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("checkpoint verify: %d problems in %d checkpoints", len(problems), n)
+	}
+	return nil
 }
