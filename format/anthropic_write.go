@@ -12,8 +12,8 @@ import (
 // transcript read from a request keeps its other fields (model, max_tokens,
 // ...). One message per line.
 //
-// The system and developer messages at the start become "system"; later
-// ones, which Anthropic has no place for, become user messages. Tool-role
+// The system and developer messages of text at the start become "system";
+// later ones, which Anthropic has no place for, become user messages. Tool-role
 // messages become tool_result blocks, consecutive ones merged into one user
 // message. A call and its result held in one message (Gemini CLI) are split
 // into an assistant message and a user message. Calls without ids get
@@ -24,7 +24,7 @@ func writeAnthropic(w io.Writer, t compact.Transcript) error {
 	msgs, _ := fillCallIDs(t.Messages, false)
 	e := anEncoder{t: &t}
 	i := 0
-	for i < len(msgs) && (msgs[i].Role == compact.RoleSystem || msgs[i].Role == compact.RoleDeveloper) {
+	for i < len(msgs) && systemText(&msgs[i]) {
 		i++
 	}
 	system := e.system(msgs[:i])
@@ -72,6 +72,20 @@ func writeAnthropic(w io.Writer, t compact.Transcript) error {
 		fields = append(fields, outField{key: "tools", value: anthropicToolsValue(nil, t.Tools)})
 	}
 	return writeObject(w, fields)
+}
+
+// systemText reports whether m can go into "system": a system or developer
+// message of text only.
+func systemText(m *compact.Message) bool {
+	if m.Role != compact.RoleSystem && m.Role != compact.RoleDeveloper || len(m.ToolCallIDs) > 0 {
+		return false
+	}
+	for _, p := range m.Parts {
+		if p.Type != compact.PartText {
+			return false
+		}
+	}
+	return true
 }
 
 func anthropicToolsValue(old json.RawMessage, tools []compact.ToolDef) json.RawMessage {
@@ -149,7 +163,7 @@ func (e *anEncoder) system(msgs []compact.Message) json.RawMessage {
 	if len(msgs) == 0 {
 		return nil
 	}
-	if m := &msgs[0]; len(msgs) == 1 && m.Unchanged() && m.Source.Format == string(Anthropic) && len(m.Source.Records) == 1 {
+	if m := &msgs[0]; len(msgs) == 1 && m.Unchanged() && fromAnthropicSystem(m) {
 		return m.Source.Records[0]
 	}
 	var blocks []json.RawMessage
@@ -176,82 +190,77 @@ func (e *anEncoder) system(msgs []compact.Message) json.RawMessage {
 	return mustMarshal(blocks)
 }
 
+// fromAnthropicSystem reports whether m was read from a request's top-level
+// "system", so its record is that field's value rather than a message.
+func fromAnthropicSystem(m *compact.Message) bool {
+	return m.Source.Format == string(Anthropic) && m.ID == anthropicSystemID && len(m.Source.Records) == 1
+}
+
 // message encodes one message after the system prompt.
 func (e *anEncoder) message(m *compact.Message) {
-	if m.Unchanged() && m.Source.Format == string(Anthropic) && len(m.Source.Records) == 1 && m.Role != compact.RoleSystem {
+	if m.Unchanged() && m.Source.Format == string(Anthropic) && len(m.Source.Records) == 1 && !fromAnthropicSystem(m) {
 		e.out = append(e.out, anOut{role: string(m.Role), raw: m.Source.Records[0]})
 		return
 	}
 	e.loadSource(m)
 	keep := keepThinking(e.t, m, Anthropic)
 	before := e.wrote
-	all := units(m.Parts)
-	switch {
-	case len(m.ToolCallIDs) > 0:
-		// A tool's answer by id: the message's content is the result.
-		var content []compact.Part
-		for _, u := range all {
-			if p := u.parts[0]; p.Type == compact.PartText || p.Type == compact.PartImage {
-				content = append(content, p)
-			}
+	assistant := m.Role == compact.RoleAssistant
+	// A result may join the previous user message of results only when it
+	// answers a tool-role message or was split out of an assistant message.
+	mergeable := assistant || m.Role == compact.RoleTool
+	var turn, user []json.RawMessage // assistant blocks, user blocks being gathered
+	onlyResults := true
+	flushTurn := func() {
+		e.add("assistant", turn)
+		turn = nil
+	}
+	flushUser := func() {
+		if onlyResults {
+			e.results(user, mergeable)
+		} else {
+			e.add("user", user)
 		}
-		var blocks []json.RawMessage
-		ids := uniqueIDs(m.ToolCallIDs)
-		for k, id := range ids {
-			c := content
-			if k > 0 {
-				c = []compact.Part{{Type: compact.PartText, Text: "(the result is given above, with call " + ids[0] + ")"}}
+		user, onlyResults = nil, true
+	}
+	for _, seg := range plan(m) {
+		switch seg.kind {
+		case segCalls:
+			flushUser()
+			for _, u := range seg.units {
+				if b, ok := e.sideBlock(u, keep); ok {
+					turn = append(turn, b)
+				}
 			}
-			blocks = append(blocks, resultBlock(id, c, false))
-		}
-		for _, u := range all {
-			if u.isResult() {
-				b, _ := e.block(u.parts)
-				blocks = append(blocks, b)
+		case segOwn:
+			flushTurn()
+			for _, u := range seg.units {
+				if p := u.parts[0]; p.Type == compact.PartText || p.Type == compact.PartImage {
+					b, _ := e.block(u.parts)
+					user = append(user, b)
+					onlyResults = false
+				}
 			}
-		}
-		e.results(blocks, m.Role == compact.RoleTool)
-		e.assistant(callUnits(all), keep)
-	case m.Role == compact.RoleAssistant:
-		// In order; a result splits the message unless it is a server tool's
-		// result read from Anthropic, which stays inline.
-		var chunk []json.RawMessage
-		for _, u := range all {
-			if u.isResult() {
-				if raw, ok := e.pool.take(u.parts); ok {
-					chunk = append(chunk, raw)
+		case segResult:
+			var b json.RawMessage
+			if seg.from != nil {
+				raw, ok := e.pool.take(seg.from.parts)
+				if ok && assistant && len(user) == 0 {
+					turn = append(turn, raw) // a server tool's result stays inline
 					continue
 				}
-				e.add("assistant", chunk)
-				chunk = nil
-				b, _ := e.block(u.parts)
-				e.results([]json.RawMessage{b}, true)
-				continue
+				if b = raw; !ok {
+					b = resultBlock(seg.id, seg.content, seg.isError)
+				}
+			} else {
+				b = resultBlock(seg.id, seg.content, false)
 			}
-			if b, ok := e.sideBlock(u, keep); ok {
-				chunk = append(chunk, b)
-			}
+			flushTurn()
+			user = append(user, b)
 		}
-		e.add("assistant", chunk)
-	default:
-		// Results first, as Anthropic requires in a user message.
-		var blocks []json.RawMessage
-		for _, u := range all {
-			if u.isResult() {
-				b, _ := e.block(u.parts)
-				blocks = append(blocks, b)
-			}
-		}
-		for _, u := range all {
-			p := u.parts[0]
-			if p.Type == compact.PartText || p.Type == compact.PartImage {
-				b, _ := e.block(u.parts)
-				blocks = append(blocks, b)
-			}
-		}
-		e.add("user", blocks)
-		e.assistant(callUnits(all), keep)
 	}
+	flushTurn()
+	flushUser()
 	if e.wrote == before && !onlyThinking(m) {
 		role := "user"
 		if m.Role == compact.RoleAssistant {
@@ -259,27 +268,6 @@ func (e *anEncoder) message(m *compact.Message) {
 		}
 		e.out = append(e.out, anOut{role: role})
 	}
-}
-
-func callUnits(us []unit) []unit {
-	var out []unit
-	for _, u := range us {
-		if u.parts[0].Type == compact.PartToolCall {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// assistant emits calls found outside an assistant message as one.
-func (e *anEncoder) assistant(us []unit, keep bool) {
-	var blocks []json.RawMessage
-	for _, u := range us {
-		if b, ok := e.sideBlock(u, keep); ok {
-			blocks = append(blocks, b)
-		}
-	}
-	e.add("assistant", blocks)
 }
 
 // sideBlock encodes a non-result unit of an assistant message; false for
@@ -444,7 +432,7 @@ func (e *anEncoder) loadSource(m *compact.Message) {
 	}
 	raw := m.Source.Records[0]
 	var content json.RawMessage = raw
-	if m.Role != compact.RoleSystem || m.ID != anthropicSystemID {
+	if !fromAnthropicSystem(m) {
 		var o anMessage
 		if json.Unmarshal(raw, &o) != nil {
 			return

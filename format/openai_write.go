@@ -178,86 +178,34 @@ func (e *oaEncoder) message(m *compact.Message, legacyName string) {
 		name = string(m.Role) // an agent's own role: say whose it was
 	}
 	before := len(e.out)
-	var results, rest []unit
-	for _, u := range units(m.Parts) {
-		if u.isResult() {
-			results = append(results, u)
-		} else {
-			rest = append(rest, u)
-		}
-	}
-	switch {
-	case len(m.ToolCallIDs) > 0:
-		// A tool's answer by id: the message's own content is the result.
-		content := e.content(rest, false)
-		ids := uniqueIDs(m.ToolCallIDs)
-		for k, id := range ids {
-			c := content
-			if k > 0 {
-				c = mustMarshal("(the result is given above, with call " + ids[0] + ")")
-			}
-			e.result(id, c, firstNonEmpty(name, legacyName))
-		}
-		for _, u := range results {
-			e.result(u.parts[0].CallID, e.content(u.asContent(), false), legacyName)
-		}
-		e.chunk("assistant", "", callsOnly(rest), keep)
-	case role == "assistant":
-		// Calls and their results may share a message (Gemini CLI, Anthropic
-		// server tools): each run of results follows the calls before it.
-		var chunk []unit
-		for _, u := range units(m.Parts) {
-			if !u.isResult() {
-				chunk = append(chunk, u)
-				continue
-			}
-			e.chunk(role, name, chunk, keep)
-			chunk = nil
-			e.result(u.parts[0].CallID, e.content(u.asContent(), false), legacyName)
-		}
-		e.chunk(role, name, chunk, keep)
-	default:
-		// Results first: OpenAI wants them right after the calls.
-		for _, u := range results {
-			e.result(u.parts[0].CallID, e.content(u.asContent(), false), legacyName)
-		}
-		var calls, own []unit
-		for _, u := range rest {
-			if u.parts[0].Type == compact.PartToolCall {
-				calls = append(calls, u)
+	for _, seg := range plan(m) {
+		switch seg.kind {
+		case segOwn:
+			e.chunk(role, name, seg.units, keep)
+		case segCalls:
+			if role == "assistant" {
+				e.chunk(role, name, seg.units, keep)
 			} else {
-				own = append(own, u)
+				e.chunk("assistant", "", seg.units, keep)
 			}
+		case segResult:
+			rname := legacyName
+			if seg.from == nil { // the message itself is the answer: keep its name
+				rname = firstNonEmpty(name, legacyName)
+			}
+			e.result(seg.id, e.content(partUnits(seg.content), false), rname)
 		}
-		e.chunk(role, name, own, keep)
-		e.chunk("assistant", "", calls, keep)
 	}
 	if len(e.out) == before && !onlyThinking(m) {
 		e.out = append(e.out, mustMarshal(oaOut{Role: role, Name: name, Content: json.RawMessage(`""`)}))
 	}
 }
 
-// asContent turns a result unit's parts into the parts of a tool message's
-// content.
-func (u unit) asContent() []unit {
-	var out []unit
-	for _, p := range u.parts {
-		switch {
-		case p.Image != nil:
-			out = append(out, unit{parts: []compact.Part{{Type: compact.PartImage, Image: p.Image}}})
-		case p.Text != "":
-			out = append(out, unit{parts: []compact.Part{{Type: compact.PartText, Text: p.Text}}})
-		}
-	}
-	return out
-}
-
-func callsOnly(us []unit) []unit {
-	var out []unit
-	for _, u := range us {
-		if u.parts[0].Type == compact.PartToolCall {
-			out = append(out, u)
-		}
+// partUnits makes one unit of each part.
+func partUnits(parts []compact.Part) []unit {
+	out := make([]unit, len(parts))
+	for i := range parts {
+		out[i] = unit{parts: parts[i : i+1]}
 	}
 	return out
 }

@@ -502,7 +502,7 @@ func arbitrary(t *rapid.T) compact.Transcript {
 		}
 		switch role {
 		case "assistant":
-			switch rapid.IntRange(0, 3).Draw(t, "shape") {
+			switch rapid.IntRange(0, 4).Draw(t, "shape") {
 			case 0: // OpenAI / Anthropic: thinking, text, calls
 				if rapid.Bool().Draw(t, "think") {
 					m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: genText(t, "think")})
@@ -529,6 +529,10 @@ func arbitrary(t *rapid.T) compact.Transcript {
 					m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolCall, ToolCall: c},
 						compact.Part{Type: compact.PartToolResult, CallID: c.ID, Text: genText(t, "out"), IsError: rapid.Bool().Draw(t, "err")})
 				}
+			case 4: // a result before its call, in one message
+				c := genCall(t, false, false)
+				m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolResult, CallID: c.ID, Text: genText(t, "out")},
+					text(), compact.Part{Type: compact.PartToolCall, ToolCall: c})
 			case 2: // thinking only
 				m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: genText(t, "think")})
 			case 3: // empty
@@ -551,6 +555,18 @@ func arbitrary(t *rapid.T) compact.Transcript {
 				m.Parts = append(m.Parts, text())
 			}
 		default:
+			if rapid.IntRange(0, 6).Draw(t, "oddcall") == 0 {
+				// A harness's odd message: a call (maybe id-less) and, maybe
+				// before it, its result, in a non-assistant role.
+				c := genCall(t, rapid.Bool().Draw(t, "oddidless"), false)
+				call := compact.Part{Type: compact.PartToolCall, ToolCall: c}
+				res := compact.Part{Type: compact.PartToolResult, CallID: c.ID, Text: genText(t, "out")}
+				if rapid.Bool().Draw(t, "resultfirst") {
+					m.Parts = append(m.Parts, res, call)
+				} else {
+					m.Parts = append(m.Parts, call, res)
+				}
+			}
 			for len(open) > 0 && rapid.Bool().Draw(t, "answer") {
 				m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolResult, CallID: open[0], Text: genText(t, "out")})
 				open = open[1:]

@@ -401,3 +401,165 @@ func urlOfImage(img *compact.Image) string {
 func keepThinking(t *compact.Transcript, m *compact.Message, to Name) bool {
 	return sameFamily(m.Source.Format, to) || m.Source.Format == "" && sameFamily(t.Format, to)
 }
+
+// segKind says what a segment of a planned message is.
+type segKind int
+
+const (
+	segOwn    segKind = iota // the message's own text and images, in its role
+	segCalls                 // an assistant turn: calls (and, in an assistant message, its text and thinking)
+	segResult                // one tool result
+)
+
+// segment is a piece of a message as the writers emit it: formats that give
+// each result its own message (OpenAI) or put results in a user message
+// (Anthropic) split a message holding calls and results into segments.
+type segment struct {
+	kind  segKind
+	units []unit // segOwn, segCalls
+	// segResult: the call answered, the answer's text and image parts, and
+	// the result unit it came from (nil for a message answering by
+	// ToolCallIDs, whose content is the message's own).
+	id      string
+	content []compact.Part
+	isError bool
+	from    *unit
+}
+
+// plan splits m into segments in an order that keeps every pair: results of
+// earlier calls first, then the message's own content, then its calls, then
+// the results answering those calls. An assistant message keeps its order
+// (Gemini CLI and Anthropic's server tools put each call's result right
+// after it), except that a result never precedes its call.
+func plan(m *compact.Message) []segment {
+	all := units(m.Parts)
+	callAt := map[string]int{} // call id -> unit index, for calls in m
+	for i, u := range all {
+		if p := u.parts[0]; p.Type == compact.PartToolCall && p.ToolCall != nil {
+			if _, dup := callAt[p.ToolCall.ID]; !dup {
+				callAt[p.ToolCall.ID] = i
+			}
+		}
+	}
+	result := func(u *unit) segment {
+		s := segment{kind: segResult, id: u.parts[0].CallID, isError: u.parts[0].IsError, from: u}
+		for _, p := range u.parts {
+			switch {
+			case p.Image != nil:
+				s.content = append(s.content, compact.Part{Type: compact.PartImage, Image: p.Image})
+			case p.Text != "":
+				s.content = append(s.content, compact.Part{Type: compact.PartText, Text: p.Text})
+			}
+		}
+		return s
+	}
+	var own, calls []unit
+	var before, after []segment
+	for i := range all {
+		u := &all[i]
+		switch p := u.parts[0]; {
+		case u.isResult():
+			if _, ok := callAt[p.CallID]; ok {
+				after = append(after, result(u))
+			} else {
+				before = append(before, result(u))
+			}
+		case p.Type == compact.PartToolCall:
+			calls = append(calls, *u)
+		default:
+			own = append(own, *u)
+		}
+	}
+	if len(m.ToolCallIDs) > 0 {
+		// A tool's answer by id: the message's text and images are the answer.
+		var content []compact.Part
+		for _, u := range own {
+			if p := u.parts[0]; p.Type == compact.PartText || p.Type == compact.PartImage {
+				content = append(content, p)
+			}
+		}
+		ids := uniqueIDs(m.ToolCallIDs)
+		var byID []segment
+		for k, id := range ids {
+			s := segment{kind: segResult, id: id, content: content}
+			if k > 0 {
+				s.content = []compact.Part{{Type: compact.PartText, Text: "(the result is given above, with call " + ids[0] + ")"}}
+			}
+			if _, ok := callAt[id]; ok {
+				after = append(after, s)
+			} else {
+				byID = append(byID, s)
+			}
+		}
+		var out []segment
+		out = append(out, byID...)
+		out = append(out, before...)
+		if thinking := thinkingUnits(own); len(calls) > 0 || len(thinking) > 0 {
+			out = append(out, segment{kind: segCalls, units: append(thinking, calls...)})
+		}
+		return append(out, after...)
+	}
+	if m.Role != compact.RoleAssistant {
+		out := before
+		if len(own) > 0 {
+			out = append(out, segment{kind: segOwn, units: own})
+		}
+		if len(calls) > 0 {
+			out = append(out, segment{kind: segCalls, units: calls})
+		}
+		return append(out, after...)
+	}
+	// An assistant message, in order.
+	var out []segment
+	var chunk []unit
+	var pending []segment // results whose call comes later in the message
+	emitted := map[string]bool{}
+	flush := func() {
+		if len(chunk) == 0 {
+			return
+		}
+		out = append(out, segment{kind: segCalls, units: chunk})
+		for _, u := range chunk {
+			if p := u.parts[0]; p.Type == compact.PartToolCall && p.ToolCall != nil {
+				emitted[p.ToolCall.ID] = true
+			}
+		}
+		chunk = nil
+		rest := pending[:0:0]
+		for _, s := range pending {
+			if emitted[s.id] {
+				out = append(out, s)
+			} else {
+				rest = append(rest, s)
+			}
+		}
+		pending = rest
+	}
+	for i := range all {
+		u := &all[i]
+		if !u.isResult() {
+			chunk = append(chunk, *u)
+			continue
+		}
+		s := result(u)
+		if at, ok := callAt[s.id]; ok && at > i && !emitted[s.id] {
+			pending = append(pending, s)
+			continue
+		}
+		flush() // the result follows the calls gathered so far
+		out = append(out, s)
+	}
+	flush()
+	return append(out, pending...)
+}
+
+// thinkingUnits returns the thinking units of us.
+func thinkingUnits(us []unit) []unit {
+	var out []unit
+	for _, u := range us {
+		if u.parts[0].Type == compact.PartThinking {
+			out = append(out, u)
+		}
+	}
+	return out
+}
