@@ -25,14 +25,14 @@ const (
 
 // defaultItemTokens caps one item of each section.
 var defaultItemTokens = [nSecs]int{
-	secEarlierAsks: 150, secConstraints: 110, secActions: 90, secActive: 50, secBlocked: 80,
+	secEarlierAsks: 150, secConstraints: 110, secActions: 130, secActive: 50, secBlocked: 80,
 	secDecisions: 90, secErrors: 100, secFiles: 50, secContext: 30, secLastTurns: 100,
 }
 
 // defaultSectionShare caps each section, in percent of the total.
 var defaultSectionShare = [nSecs]int{
-	secEarlierAsks: 25, secConstraints: 15, secActions: 40, secActive: 12, secBlocked: 8,
-	secDecisions: 30, secErrors: 25, secFiles: 20, secContext: 15, secLastTurns: 12,
+	secEarlierAsks: 30, secConstraints: 15, secActions: 45, secActive: 12, secBlocked: 8,
+	secDecisions: 35, secErrors: 30, secFiles: 30, secContext: 20, secLastTurns: 12,
 }
 
 // sectionWeight is each section's claim on the room the others leave:

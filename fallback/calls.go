@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"encoding/json"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -462,14 +463,14 @@ func shellFiles(cmd string) []fileTouch {
 		}
 		for _, seg := range splitSegments(line) {
 			words := shellWords(seg)
-			out = appendSegmentFiles(out, words, add)
+			segmentFiles(words, add)
 		}
 	}
 	return out
 }
 
-// appendSegmentFiles classifies the words of one simple command.
-func appendSegmentFiles(out []fileTouch, words []string, add func(string, fileOp)) []fileTouch {
+// segmentFiles classifies the words of one simple command.
+func segmentFiles(words []string, add func(string, fileOp)) {
 	// Redirections first: "> f" and ">> f" write f.
 	var args []string
 	for j := 0; j < len(words); j++ {
@@ -496,7 +497,7 @@ func appendSegmentFiles(out []fileTouch, words []string, add func(string, fileOp
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		return out
+		return
 	}
 	prog := args[0]
 	if k := strings.LastIndexByte(prog, '/'); k >= 0 {
@@ -583,7 +584,6 @@ func appendSegmentFiles(out []fileTouch, words []string, add func(string, fileOp
 			}
 		}
 	}
-	return out
 }
 
 // heredocTerminator returns the word that ends a heredoc opened on line
@@ -823,4 +823,30 @@ func similar(a, b string) bool {
 		n++
 	}
 	return n >= 6 && n*5 >= min(len(a), len(b))*3
+}
+
+// dir returns the directory the call ran in: its workdir or cwd argument,
+// or a leading "cd dir &&" of its command.
+func (c *call) dir() string {
+	for _, k := range []string{"workdir", "cwd"} {
+		if s := argString(c.args, k); s != "" {
+			return s
+		}
+	}
+	if c.exec {
+		return cdDir(c.key)
+	}
+	return ""
+}
+
+// resolve makes a relative path the call names absolute, against the
+// directory the call ran in, so that the same file named from different
+// directories is one file.
+func (c *call) resolve(p string) string {
+	d := c.dir()
+	if d == "" || p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$") ||
+		len(p) > 1 && p[1] == ':' || !strings.HasPrefix(d, "/") {
+		return p
+	}
+	return path.Join(d, p)
 }

@@ -39,7 +39,8 @@
 //   - Critical context: the working directory, URLs, commit ids, issue
 //     numbers, and the names (functions, types, tables, env vars) that
 //     recur or that the agent wrote as code.
-//   - Last dropped turns: the window's final messages, shortened.
+//   - Last dropped turns: the window's final asks and agent messages,
+//     shortened (its final calls are the newest completed actions).
 //
 // A handoff found in the window (a compact handoff message, or an LLM
 // summary under the same headings) is parsed and its items carried into
@@ -107,8 +108,8 @@ type Config struct {
 	// keep it outside the window. It counts as older than the window and
 	// than any handoff found in it.
 	Previous *compact.Handoff
-	// LastTurns is how many of the window's final messages "Last dropped
-	// turns" shows: 0 means 6, a negative value none.
+	// LastTurns is how many of the window's final asks and agent messages
+	// "Last dropped turns" shows: 0 means 3, a negative value none.
 	LastTurns int
 }
 
@@ -140,7 +141,7 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 	w := analyze(red.Messages, r.String)
 	lastTurns := cfg.LastTurns
 	if lastTurns == 0 {
-		lastTurns = 6
+		lastTurns = 3
 	}
 	d := w.build(lastTurns, cfg.Previous)
 	d.redact(r.String)

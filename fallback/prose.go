@@ -109,7 +109,9 @@ var (
 	findingCues = []string{"the issue", "the problem", "the bug", "root cause", "because", "caus", "the reason",
 		"turns out", "this means", "which means", "in reality", "so the ", "so our ", "i see", "i can see", "i found",
 		"found that", "notice", "realiz", "the fix", "fixed", "works", "introduced", "confirm", "the culprit",
-		"instead of", "we can ", "will now", "should be", "needs to", "need to", "is that", "is not", "are not"}
+		"instead of", "we can ", "will now", "should be", "needs to", "need to", "is that", "is not", "are not",
+		"i can't", "i can’t", "i cannot", "i'm unable", "i am unable", "i won't", "i won’t", "not able to",
+		"duplicat", "incorrect", "wrong", "broken", "missing", "not correctly", "doesn't exist", "does not exist"}
 	contrastCues = []string{"but ", "however", "unless", "only ", "not ", "n't", "n’t", "never", "no ", "instead",
 		"rather than", "actually", "already", "still ", "without", "missing", "wrong", "incorrect", "duplicat", "also "}
 	choiceCues = []string{"decid", "i'll use", "we'll use", "i will use", "going with", "approach", "chose", "choose",

@@ -64,6 +64,10 @@ func (r *refStat) messages() int {
 type refIndex struct {
 	byText map[string]*refStat
 	seq    int
+	// root is the directory that relative paths, folded into the absolute
+	// paths they end, most often stand for: the project root (set by
+	// paths).
+	root string
 }
 
 func newRefIndex() *refIndex {
@@ -177,6 +181,7 @@ func (x *refIndex) paths() []*refStat {
 		byBase[baseName(a.text)] = append(byBase[baseName(a.text)], a)
 	}
 	out := append([]*refStat(nil), abs...)
+	roots := map[string]int{}
 	for _, r := range rel {
 		var into *refStat
 		for _, a := range byBase[baseName(r.text)] {
@@ -190,6 +195,14 @@ func (x *refIndex) paths() []*refStat {
 			continue
 		}
 		merge(into, r)
+		if strings.Contains(r.text, "/") {
+			roots[strings.TrimSuffix(into.text, "/"+r.text)]++
+		}
+	}
+	for dir, n := range roots {
+		if n > roots[x.root] || n == roots[x.root] && dir < x.root {
+			x.root = dir
+		}
 	}
 	sortRefs(out)
 	return out
@@ -243,7 +256,7 @@ func (x *refIndex) names() []*refStat {
 // more than once.
 func (r *refStat) notable() bool {
 	said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking]
-	return r.span || said > 0 && r.messages() >= 2 || r.msgs[srcArgs] >= 2 && r.messages() >= 3
+	return r.span || said > 0 && r.messages() >= 2 || r.msgs[srcArgs] >= 2 && r.messages() >= 3 || r.msgs[srcResult] >= 3
 }
 
 // hot returns up to n notable names, best score first: what the window

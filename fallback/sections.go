@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,12 +81,16 @@ const (
 func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
 	d := &draft{}
 	idx := w.indexRefs()
+	files := idx.paths()
+	if w.root == "" {
+		w.root = idx.root
+	}
 	w.buildAsks(d)
 	w.buildActions(d)
 	w.buildErrors(d)
 	w.buildTodos(d)
 	w.buildDecisions(d, idx.hot(24))
-	buildFiles(d, idx)
+	buildFiles(d, files, w.shortRoot())
 	w.buildContext(d, idx)
 	w.buildLastTurns(d, lastTurns)
 	// Earlier handoffs are older than the window: the newest is carried
@@ -151,6 +156,8 @@ func (w *window) buildActions(d *draft) {
 		switch ev.kind {
 		case evInterrupt:
 			text = ev.text
+		case evNote:
+			text = "harness: " + clip(ev.text, maxOutcomeChars)
 		case evCall:
 			text = w.actionText(ev.call)
 		}
@@ -168,8 +175,8 @@ func (w *window) label(c *call) string {
 	key := c.key
 	if c.exec {
 		key = stripCD(key)
-	} else if w.root != "" {
-		key = strings.ReplaceAll(key, w.root+"/", "")
+	} else if r := w.shortRoot(); r != "" {
+		key = strings.ReplaceAll(key, r+"/", "")
 	}
 	limit := maxKeyChars
 	if c.prose {
@@ -324,7 +331,12 @@ func (c *call) errors() []string {
 	if c.res == nil || c.res.text == "" {
 		return nil
 	}
-	return errorLines(c.res.text, (c.listing() || numberedListing(c.res.text)) && !c.failed())
+	// File contents and search hits name errors without being errors: a
+	// listing that did not fail reports none.
+	if (c.listing() || numberedListing(c.res.text)) && !c.failed() {
+		return nil
+	}
+	return errorLines(c.res.text, false)
 }
 
 // buildErrors lists each failure with the call that produced it, and
@@ -364,6 +376,13 @@ func (w *window) buildErrors(d *draft) {
 		byLine[key] = it
 		items = append(items, it)
 	}
+	for _, ev := range w.timeline {
+		if ev.kind == evNote {
+			d.secs[secErrors] = append(d.secs[secErrors], entry{
+				text: "harness: " + clip(ev.text, maxOutcomeChars), rank: ev.msg, order: ev.msg,
+			})
+		}
+	}
 	for _, it := range items {
 		var b strings.Builder
 		b.WriteString(w.label(it.c))
@@ -377,7 +396,11 @@ func (w *window) buildErrors(d *draft) {
 		if it.times > 1 {
 			fmt.Fprintf(&b, " (×%d)", it.times)
 		}
-		rank := it.pos
+		at := it.c.msg
+		if it.c.res != nil {
+			at = it.c.res.msg
+		}
+		rank := at
 		if maxErrorScore(it.lines) < 3 && !it.c.failed() {
 			rank -= 1 << 20 // warnings only: the first to go
 		}
@@ -387,7 +410,7 @@ func (w *window) buildErrors(d *draft) {
 			b.WriteString("; not resolved in this part")
 			rank += 1 << 20
 		}
-		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: rank, order: it.pos})
+		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: rank, order: at})
 	}
 }
 
@@ -505,6 +528,84 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 			})
 		}
 	}
+	demoteRepeats(d.secs[secDecisions])
+}
+
+// demoteRepeats ranks an entry that says much the same as a better-ranked
+// one (half or more of their content words shared) below every entry that
+// says something new, so a long session's many restatements of one finding
+// do not crowd out its other findings.
+func demoteRepeats(es []entry) {
+	idx := make([]int, len(es))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return es[idx[a]].rank > es[idx[b]].rank })
+	var kept [][]string
+	for _, i := range idx {
+		words := contentWords(es[i].text)
+		repeat := false
+		for _, k := range kept {
+			if jaccard(words, k) >= 0.5 {
+				repeat = true
+				break
+			}
+		}
+		if repeat {
+			es[i].rank -= 1 << 28
+			continue
+		}
+		if len(kept) < 200 {
+			kept = append(kept, words)
+		}
+	}
+}
+
+// contentWords returns the distinct lower-cased words of s of three or more
+// letters that are not among the commonest English words, sorted.
+func contentWords(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}) {
+		if len(f) >= 3 && !stopWords[f] {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and for that this with are was were but not you your have has had its it's
+		can will would should could from into when then than there their they them what which who how all any
+		also only just now let our out use used using one two get got does did doesn don isn wasn aren need needs
+		into onto over under more most some such very here after before about because being been these those`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// jaccard is the share of words two sorted word sets have in common.
+func jaccard(a, b []string) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	i, j, both := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			both++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(both) / float64(len(a)+len(b)-both)
 }
 
 // hotBonus favours sentences that name what the window keeps coming back
@@ -567,7 +668,7 @@ func (w *window) indexRefs() *refIndex {
 		if c.msg >= 0 {
 			git := strings.HasPrefix(stripCD(c.key), "git ")
 			for _, f := range c.files {
-				x.touch(f.path, f.op, c.msg)
+				x.touch(c.resolve(f.path), f.op, c.msg)
 			}
 			x.scan(c.key, c.msg, srcArgs, git)
 			for _, l := range c.added {
@@ -629,8 +730,7 @@ func gitContext(s string) bool {
 // agent named, each once (relative paths folded into the absolute path
 // they end), with what happened to it. Files that were changed rank
 // first, then read, then mentioned; among equals, the more often named.
-func buildFiles(d *draft, x *refIndex) {
-	all := x.paths()
+func buildFiles(d *draft, all []*refStat, root string) {
 	for _, r := range all {
 		touched := r.ops != 0
 		said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking]
@@ -645,7 +745,11 @@ func buildFiles(d *draft, x *refIndex) {
 			continue
 		}
 		var b strings.Builder
-		b.WriteString(r.text)
+		if rel, ok := strings.CutPrefix(r.text, root+"/"); ok && root != "" {
+			b.WriteString(rel)
+		} else {
+			b.WriteString(r.text)
+		}
 		if len(r.lines) > 0 {
 			b.WriteString(":" + strings.Join(r.lines, ","))
 		}
@@ -681,13 +785,23 @@ func truncatedBySpace(r *refStat, all []*refStat) bool {
 	return false
 }
 
+// shortRoot is the project root when paths are shown relative to it: when
+// it is long enough that repeating it on every path would waste the
+// budget. The root itself is listed under Critical context.
+func (w *window) shortRoot() string {
+	if len(w.root) < 20 {
+		return ""
+	}
+	return w.root
+}
+
 // buildContext keeps identifiers that must survive exactly: URLs, commit
 // ids, issue numbers, the working directory, and the names (functions,
 // types, tables, services, env vars) that recur or that the agent
 // singled out.
 func (w *window) buildContext(d *draft, x *refIndex) {
-	if wd := w.workdir(); wd != "" {
-		d.secs[secContext] = append(d.secs[secContext], entry{text: wd, group: "Working directory", rank: 1 << 28})
+	if w.root != "" {
+		d.secs[secContext] = append(d.secs[secContext], entry{text: w.root, group: "Working directory", rank: 1 << 28})
 	}
 	for _, r := range x.names() {
 		s := r.score()
@@ -749,15 +863,10 @@ func (w *window) workdir() string {
 	return best
 }
 
-// buildLastTurns shows the window's final messages, newest last: what was
-// said, called and answered just before the cut.
+// buildLastTurns shows what was said last before the cut: the final
+// asks and agent messages of the window, newest last. Calls and results
+// are left to Completed actions, which always keeps the newest.
 func (w *window) buildLastTurns(d *draft, n int) {
-	byResult := map[int]*call{}
-	for _, c := range w.calls {
-		if c.res != nil {
-			byResult[c.res.msg] = c
-		}
-	}
 	askAt := map[int]string{}
 	for _, a := range w.asks {
 		askAt[a.msg] = a.text
@@ -771,29 +880,12 @@ func (w *window) buildLastTurns(d *draft, n int) {
 			continue
 		case askAt[i] != "":
 			text = "user: " + clip(oneLine(askAt[i]), 400)
-		case m.IsToolResult():
-			c := byResult[i]
-			if c == nil {
-				continue
-			}
-			text = "result of " + clip(w.label(c), 100) + " → " + outcome(c)
 		case m.Role == compact.RoleAssistant:
-			var parts []string
-			if t := strings.TrimSpace(m.Text()); t != "" {
-				parts = append(parts, "assistant: "+clip(oneLine(t), 400))
-			}
-			for _, tc := range m.ToolCalls() {
-				for _, c := range w.calls {
-					if c.msg == i && c.id == tc.ID && c.name == tc.Name {
-						parts = append(parts, "assistant called "+clip(w.label(c), 160))
-						break
-					}
-				}
-			}
-			if len(parts) == 0 {
+			t := strings.TrimSpace(m.Text())
+			if t == "" {
 				continue
 			}
-			text = strings.Join(parts, "\n")
+			text = "assistant: " + clip(oneLine(t), 400)
 		default:
 			continue
 		}

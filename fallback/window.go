@@ -12,6 +12,7 @@ type eventKind uint8
 const (
 	evCall      eventKind = iota + 1 // a tool call (or a result whose call came before the window)
 	evInterrupt                      // the person interrupted the agent
+	evNote                           // the harness reported an error outside any tool result
 )
 
 // event is one entry of the window's timeline, in transcript order.
@@ -157,6 +158,13 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			continue
 		}
 		if !m.IsUserAsk() {
+			// A harness note that reports an error (OpenHands sends a
+			// failed action's complaint as its own message).
+			if m.Synthetic && !m.Summary {
+				if errs := errorLines(text, false); len(errs) > 0 && maxErrorScore(errs) >= 3 {
+					w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: errs[0]})
+				}
+			}
 			continue
 		}
 		if a, ide := askText(text); a != "" {
