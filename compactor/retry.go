@@ -66,7 +66,7 @@ func (d tracingDoer) Do(req *http.Request) (*http.Response, error) {
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+			return clampWait(ms / 1000)
 		}
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
@@ -74,12 +74,23 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
+		return clampWait(s)
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0)
 	}
 	return 0
+}
+
+// clampWait converts seconds to a duration, capped at a day so that a
+// huge or infinite value cannot overflow (the overall timeout gives up on
+// such waits anyway).
+func clampWait(s float64) time.Duration {
+	const day = 24 * time.Hour
+	if s >= day.Seconds() {
+		return day
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // classify turns a go-openai error into a callError. caller is the
