@@ -148,7 +148,9 @@ func isPlaceholder(v string) bool {
 	for i := 1; i < len(v); i++ {
 		if v[i] == v[i-1] {
 			run++
-			if run >= 6 {
+			// xxxxxx, ******: a run of one character that makes up a good
+			// part of the value (binary data in base64 has short runs of A).
+			if run >= 6 && 3*run >= len(v) {
 				return true
 			}
 		} else {

@@ -29,7 +29,7 @@ const (
 // ("author", "tokens", "keyboard") is not one.
 var contextKeywords = []string{
 	"password", "passwd", "passphrase", "passcode", "pass", "pwd", "secret", "token", "key", "apikey",
-	"auth", "authorization", "credential", "credentials", "creds", "cred", "sig", "pat",
+	"auth", "authorization", "credential", "credentials", "creds", "cred", "sig", "pat", "session", "sessid", "jsessionid",
 	"dockerconfigjson", "dockercfg",
 }
 
@@ -95,9 +95,10 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	if !ok {
 		return
 	}
+	quoted := vs > 0 && isQuote(t[vs-1])
 	vs, ve = stripScheme(t, vs, ve, class)
 	v := t[vs:ve]
-	if !plausibleValue(v, class) {
+	if !plausibleValue(v, class) || (!quoted && isCode(v)) {
 		return
 	}
 	sc.add(vs, ve, sc.eng.labelRule(refineLabel(label, name, v)))
@@ -149,7 +150,8 @@ func expandName(t string, ks, ke int) (int, int, bool) {
 		for k < len(t) && (t[k] == ' ' || t[k] == '\t') {
 			k++
 		}
-		if k >= len(t) || (t[k] != '=' && t[k] != '.') || (k+1 < len(t) && t[k+1] == '=') {
+		assign := k+1 < len(t) && ((t[k] == '=' && t[k+1] != '=') || (t[k] == '.' && t[k+1] == '='))
+		if !assign {
 			return 0, 0, false
 		}
 	}
@@ -225,7 +227,8 @@ var tokenNot = set("max", "min", "num", "total", "input", "output", "completion"
 	"cancel", "change", "delta", "lex", "parse", "last", "first", "prev", "previous", "word", "sub", "bpe", "vocab",
 	"image", "audio", "reasoning", "cached", "thinking", "context", "verification", "verify", "eot", "eom",
 	"unknown", "padding", "separator", "added", "new", "reserved", "system", "tool", "text", "cache", "usage", "per",
-	"is", "has", "use", "no", "csrf", "xsrf", "form", "anti", "lexer", "parser", "syntax", "design", "color")
+	"is", "has", "use", "no", "csrf", "xsrf", "form", "anti", "lexer", "parser", "syntax", "design", "color",
+	"public", "pub", "publishable")
 
 // Words before "key" that make it a credential.
 var keyStrong = set("api", "secret", "access", "private", "master", "signing", "sign", "encryption", "encrypt",
@@ -274,8 +277,13 @@ var compoundTerms = []struct {
 // classifyName decides whether name holds a secret, and the mask label.
 func classifyName(name string) (nameClass, string) {
 	words := splitWords(name)
+	stripped := false
 	for len(words) > 1 && (noiseWords[words[len(words)-1]] || allDigits(words[len(words)-1])) {
 		words = words[:len(words)-1]
+		stripped = true
+	}
+	if stripped && (words[len(words)-1] == "pass" || words[len(words)-1] == "pw") {
+		return nameNone, "" // pass_str, pass_count: "pass" as a verb
 	}
 	if len(words) == 0 {
 		return nameNone, ""
@@ -335,9 +343,12 @@ func classifyName(name string) (nameClass, string) {
 		return nameHeader, "authorization"
 	case w == "dockerconfigjson" || w == "dockercfg":
 		return nameSecret, "docker-config"
+	case w == "session" || w == "sessid" || w == "phpsessid" || w == "jsessionid":
+		// A session cookie: only a random value counts.
+		return nameWeak, "session"
 	}
 	for _, ct := range compoundTerms {
-		if len(w) > len(ct.suffix) && strings.HasSuffix(w, ct.suffix) {
+		if strings.HasSuffix(w, ct.suffix) {
 			pre := w[:len(w)-len(ct.suffix)]
 			if tokenNot[pre] || keyNot[pre] || passwordNot[pre] || secretNot[pre] {
 				return nameNone, ""
@@ -372,6 +383,19 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 		}
 	}
 	j := ne
+	if keyQuote == 0 && ne < len(t) && isQuote(t[ne]) {
+		// A key of several words: "facebook access_token": "...".
+		q := t[ne]
+		for k := ns - 1; k >= 0 && ns-k < 40; k-- {
+			if t[k] == q {
+				keyQuote = q
+				break
+			}
+			if !(isNameByte(t[k]) || t[k] == ' ') {
+				break
+			}
+		}
+	}
 	if keyQuote != 0 && (j+keyEsc >= len(t) || t[j+keyEsc] != keyQuote || !precededBy(t, j+keyEsc, '\\', keyEsc)) {
 		// The quote before the name opens something else ("SECRET=x" at the
 		// start of a JSON string): the name is bare.
@@ -476,7 +500,33 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 	}
 	query := ns > 0 && (t[ns-1] == '?' || t[ns-1] == '&')
 	semi := ns > 0 && t[ns-1] == ';'
-	return readValue(t, k, restOfLine, query, semi)
+	vs, ve, ok := readValue(t, k, restOfLine, query, semi)
+	if ok && op == ":" && isBlockIndicator(t[vs:ve]) {
+		return yamlBlock(t, ns, ve)
+	}
+	if ok && isScheme(t[vs:ve]) && ve < len(t) && t[ve] == ' ' {
+		// "Authorization: Basic xyz" unquoted inside a command line: the
+		// credential is the word after the scheme.
+		if _, e2, ok2 := bareValue(t, skipBlanks(t, ve), false, query, semi); ok2 {
+			ve = e2
+		}
+	}
+	if ok && op == ":" && keyQuote == 0 && k == opEnd && ve > vs && !isQuote(t[vs]) && !restOfLine && !(vs > 0 && isQuote(t[vs-1])) {
+		// "io.jsonwebtoken:jjwt-jackson", "token:abc" in a URL: a colon
+		// glued to both sides is not an assignment.
+		return 0, 0, false
+	}
+	return vs, ve, ok
+}
+
+func isScheme(w string) bool {
+	lw := strings.ToLower(w)
+	for _, s := range authSchemes {
+		if lw == s {
+			return true
+		}
+	}
+	return false
 }
 
 func precededBy(t string, j int, c byte, n int) bool {
@@ -633,8 +683,8 @@ done:
 		if h := strings.Index(t[i:ve], " #"); h >= 0 {
 			ve = i + h
 		}
-		for ve > i && (t[ve-1] == ' ' || t[ve-1] == '\t') {
-			ve--
+		for ve > i && (t[ve-1] == ' ' || t[ve-1] == '\t' || t[ve-1] == ',' || t[ve-1] == ';') {
+			ve-- // blanks, and the comma or semicolon closing a JS/Go field
 		}
 	}
 	return i, ve, ve > i
@@ -733,7 +783,7 @@ func proseValue(t string, k int) (int, int, bool) {
 }
 
 // Authorization schemes whose credential follows one blank.
-var authSchemes = []string{"bearer", "basic", "token", "bot", "apikey", "api-key", "key", "sso-key", "jwt", "dpop", "oauth", "splunk", "negotiate", "ntlm", "digest", "aws4-hmac-sha256", "hmac", "mac", "gitlab"}
+var authSchemes = []string{"bearer", "basic", "token", "bot", "apikey", "api-key", "api-token", "key", "sso-key", "jwt", "dpop", "oauth", "splunk", "negotiate", "ntlm", "digest", "aws4-hmac-sha256", "hmac", "mac", "gitlab"}
 
 // stripScheme drops "Bearer " and its like from a header value.
 func stripScheme(t string, vs, ve int, class nameClass) (int, int) {
@@ -798,6 +848,11 @@ func plausibleValue(v string, class nameClass) bool {
 	if looksLikeWords(v) || looksLikePathOrURL(v) || looksLikeEnvName(v) {
 		return false
 	}
+	if strings.ContainsAny(v, " \t\n") {
+		// Text with blanks under a secret-like name is a description, a
+		// query or code more often than a passphrase.
+		return false
+	}
 	lower, upper, digit, other := charKinds(v)
 	switch class {
 	case namePassword:
@@ -809,10 +864,6 @@ func plausibleValue(v string, class nameClass) bool {
 		}
 		return (lower || upper) && digit && entropy(v) >= 3.2
 	default:
-		if strings.IndexByte(v, ' ') >= 0 && !strings.Contains(v, "==") {
-			// Free text under a secret-like name: a description, not a key.
-			return false
-		}
 		return entropy(v) >= 2.5 && (digit || (lower && upper) || other)
 	}
 }
@@ -851,8 +902,15 @@ func isReference(v string) bool {
 			return true
 		}
 	}
-	// A call or an index: get_token(), creds["x"], cfg.Password.
-	if i := strings.IndexAny(v, "(["); i > 0 && strings.HasSuffix(v, ")") || strings.HasSuffix(v, "]") {
+	return false
+}
+
+// isCode reports an unquoted value that is an expression: a call, an
+// index, a field access (get_token(), creds["x"], cfg.Password,
+// request.headers.get(...).
+func isCode(v string) bool {
+	if i := strings.IndexAny(v, "(["); i > 0 && (strings.HasSuffix(v, ")") || strings.HasSuffix(v, "]") ||
+		(identifierLike(v[:i]) && !allDigits(strings.ReplaceAll(v[:i], ".", "")))) {
 		return true
 	}
 	return dottedIdentifier(v)
@@ -1051,7 +1109,7 @@ func detectBearer(sc *scan, ks, ke int) {
 		e++
 	}
 	v := t[k:e]
-	if len(v) < 16 || isPlaceholder(v) || isReference(v) || looksLikeWords(v) {
+	if len(v) < 16 || isPlaceholder(v) || isReference(v) || isCode(v) || looksLikeWords(v) {
 		return
 	}
 	if _, ok := maskAt(t, k); ok {
@@ -1062,4 +1120,62 @@ func detectBearer(sc *scan, ks, ke int) {
 		return
 	}
 	sc.add(k, e, sc.eng.labelRule("bearer-token"))
+}
+
+// isBlockIndicator reports a YAML block scalar header: |, >, |-, >+, |2.
+func isBlockIndicator(v string) bool {
+	if v == "" || (v[0] != '|' && v[0] != '>') {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if v[i] != '-' && v[i] != '+' && (v[i] < '1' || v[i] > '9') {
+			return false
+		}
+	}
+	return len(v) <= 3
+}
+
+// indentAt returns the indentation of the line holding t[i], and where
+// that line starts.
+func indentAt(t string, i int) (int, int) {
+	ls := strings.LastIndexByte(t[:i], '\n') + 1
+	n := 0
+	for ls+n < len(t) && (t[ls+n] == ' ' || t[ls+n] == '\t') {
+		n++
+	}
+	return n, ls
+}
+
+// yamlBlock reads the lines of a block scalar that follows the header
+// ending at hdrEnd, for the key at ns: every line indented deeper than the
+// key's line.
+func yamlBlock(t string, ns, hdrEnd int) (int, int, bool) {
+	keyIndent, _ := indentAt(t, ns)
+	nl := strings.IndexByte(t[hdrEnd:], '\n')
+	if nl < 0 || strings.TrimSpace(t[hdrEnd:hdrEnd+nl]) != "" {
+		return 0, 0, false
+	}
+	i := hdrEnd + nl + 1
+	vs, ve := -1, -1
+	for i < len(t) && i-hdrEnd < 1<<16 {
+		e := strings.IndexByte(t[i:], '\n')
+		if e < 0 {
+			e = len(t) - i
+		}
+		line := t[i : i+e]
+		if strings.TrimSpace(line) == "" {
+			i += e + 1
+			continue
+		}
+		ind := len(line) - len(strings.TrimLeft(line, " \t"))
+		if ind <= keyIndent {
+			break
+		}
+		if vs < 0 {
+			vs = i + ind
+		}
+		ve = i + len(strings.TrimRight(line, " \t\r"))
+		i += e + 1
+	}
+	return vs, ve, vs >= 0 && ve > vs
 }

@@ -23,6 +23,9 @@ func goRules() []*rule {
 			keywords: []string{" -p"}, caseSensitive: true, prio: prioContext, detect: detectPasswordFlag},
 		{id: "password", description: "password in prose after a login or credentials (\"login is admin / S3cret!\")",
 			keywords: []string{"login", "credentials", "creds"}, prio: prioContext, detect: detectLoginPair},
+		{id: "kubernetes-secret", description: "values under data: or stringData: of a Kubernetes Secret (YAML or JSON)",
+			keywords: []string{"kind: secret", "kind: 'secret'", "kind: \"secret\"", "\"kind\":\"secret\"", "\"kind\": \"secret\""},
+			prio: prioContext, detect: detectK8sSecret},
 		{id: "secret-file", description: "lone high-entropy line printed by cat of a key, secret or token file",
 			keywords: []string{"cat "}, prio: prioContext, detect: detectCatSecretFile},
 	}
@@ -194,7 +197,7 @@ func detectURLCreds(sc *scan, ks, ke int) {
 	}
 	ps, pe := u+colon+1, at
 	pw := t[ps:pe]
-	if pw == "" || trivialURLPasswords[strings.ToLower(pw)] || isReference(pw) || isPlaceholder(pw) {
+	if pw == "" || trivialURLPasswords[strings.ToLower(pw)] || isReference(pw) || isPlaceholder(pw) || isCode(pw) {
 		return
 	}
 	if _, ok := maskAt(t, ps); ok {
@@ -221,6 +224,20 @@ func detectUserFlag(sc *scan, ks, ke int) {
 		return
 	}
 	ps := vs + colon + 1
+	if ps == ve && ve < len(t) && isQuote(t[ve]) {
+		// user:'password'
+		if s2, e2, ok2 := readValue(t, ve, false, false, false); ok2 {
+			ps, ve = s2, e2
+		}
+	}
+	if ps == ve {
+		// "-u KEY:" passes an API key as the user name (Stripe,
+		// Elasticsearch, Mailgun): mask the user when it looks random.
+		if user := t[vs : ps-1]; len(user) >= 8 && !isReference(user) && !isPlaceholder(user) && !looksLikeWords(user) && entropy(user) >= 3 {
+			sc.add(vs, ps-1, sc.eng.labelRule("basic-auth-password"))
+		}
+		return
+	}
 	pw := t[ps:ve]
 	if len(pw) < 4 || isReference(pw) || isPlaceholder(pw) || allDigits(pw) || looksLikeWords(pw) {
 		return
@@ -324,7 +341,7 @@ func structuralScan(sc *scan) {
 				b64 = i
 			}
 		} else if b64 >= 0 {
-			if i-b64 == 88 && azureAccountKey(t, b64, i) && boundaryOK(t, b64, i) {
+			if i-b64 == 88 && (b64 == 0 || !isTokenByte(t[b64-1])) && (i == len(t) || !isTokenByte(t[i])) && azureAccountKey(t, b64, i) {
 				sc.add(b64, i, sc.eng.labelRule("azure-account-key"))
 			}
 			b64 = -1
@@ -426,4 +443,165 @@ func detectLoginPair(sc *scan, ks, ke int) {
 		return
 	}
 	sc.add(ps, k, sc.eng.labelRule("password"))
+}
+
+// detectK8sSecret masks the values of a Kubernetes Secret's data and
+// stringData maps: the manifest itself says they are secret.
+func detectK8sSecret(sc *scan, ks, ke int) {
+	t := sc.text
+	if ke < len(t) && isAlnum(t[ke]) {
+		return // kind: SecretProviderClass, SecretStore
+	}
+	if ke < len(t) && t[ke] == '"' && ks > 0 && t[ks] != '"' {
+		// kind: "secret" matched as 'kind: "secret' + '"': fine.
+	}
+	// The manifest: from the previous document separator to the next.
+	from := max(0, ks-8192)
+	if i := strings.LastIndex(t[from:ks], "\n---"); i >= 0 {
+		from += i + 4
+	}
+	to := min(len(t), ke+8192)
+	if i := strings.Index(t[ke:to], "\n---"); i >= 0 {
+		to = ke + i
+	}
+	doc := t[from:to]
+	for _, key := range []string{"data:", "stringData:", "\"data\":", "\"stringData\":"} {
+		for off := 0; off < len(doc); {
+			i := strings.Index(doc[off:], key)
+			if i < 0 {
+				break
+			}
+			at := from + off + i
+			off += i + len(key)
+			if key[0] == '"' {
+				k8sJSONData(sc, at+len(key))
+			} else if lineSepBefore(t, at-indentBefore(t, at)) {
+				k8sYAMLData(sc, at, at+len(key))
+			}
+		}
+	}
+}
+
+// indentBefore counts the blanks before t[i] on its line.
+func indentBefore(t string, i int) int {
+	n := 0
+	for i-n > 0 && (t[i-n-1] == ' ' || t[i-n-1] == '\t') {
+		n++
+	}
+	return n
+}
+
+func k8sYAMLData(sc *scan, keyAt, end int) {
+	t := sc.text
+	ind, _ := indentAt(t, keyAt)
+	i := end
+	nl := strings.IndexByte(t[i:], '\n')
+	if nl < 0 || strings.TrimSpace(t[i:i+nl]) != "" {
+		return
+	}
+	i += nl + 1
+	for i < len(t) {
+		e := strings.IndexByte(t[i:], '\n')
+		if e < 0 {
+			e = len(t) - i
+		}
+		line := t[i : i+e]
+		li := len(line) - len(strings.TrimLeft(line, " \t"))
+		if strings.TrimSpace(line) == "" {
+			i += e + 1
+			continue
+		}
+		if li <= ind {
+			return
+		}
+		if c := strings.Index(line, ": "); c > li {
+			name := strings.Trim(line[li:c], "'\"")
+			vs := i + c + 2
+			vs = skipBlanks(t, vs)
+			ve := i + len(strings.TrimRight(line, " \t\r"))
+			if vs < ve && t[vs] == t[ve-1] && isQuote(t[vs]) {
+				vs, ve = vs+1, ve-1
+			}
+			if vs < ve && isBlockIndicator(t[vs:ve]) {
+				vs, ve, _ = yamlBlock(t, i+li, ve)
+			}
+			k8sValue(sc, name, vs, ve)
+		}
+		i += e + 1
+	}
+}
+
+func k8sJSONData(sc *scan, i int) {
+	t := sc.text
+	i = skipSpaceNL(t, i)
+	if i >= len(t) || t[i] != '{' {
+		return
+	}
+	i++
+	for i < len(t) {
+		i = skipSpaceNL(t, i)
+		if i >= len(t) || t[i] != '"' {
+			return
+		}
+		ns := i + 1
+		ne := ns
+		for ne < len(t) && t[ne] != '"' {
+			ne++
+		}
+		i = skipSpaceNL(t, ne+1)
+		if i >= len(t) || t[i] != ':' {
+			return
+		}
+		i = skipSpaceNL(t, i+1)
+		if i >= len(t) || t[i] != '"' {
+			return
+		}
+		vs := i + 1
+		ve := vs
+		for ve < len(t) && t[ve] != '"' {
+			if t[ve] == '\\' {
+				ve++
+			}
+			ve++
+		}
+		if ve >= len(t) {
+			return
+		}
+		k8sValue(sc, t[ns:ne], vs, ve)
+		i = skipSpaceNL(t, ve+1)
+		if i < len(t) && t[i] == ',' {
+			i++
+			continue
+		}
+		return
+	}
+}
+
+func skipSpaceNL(t string, i int) int {
+	for i < len(t) && isSpace(t[i]) {
+		i++
+	}
+	return i
+}
+
+// k8sValue masks one entry of a Secret, unless it is public material (a
+// certificate or public key, base64 or not) or a reference.
+func k8sValue(sc *scan, name string, vs, ve int) {
+	if vs < 0 || ve-vs < 4 {
+		return
+	}
+	t := sc.text
+	v := t[vs:ve]
+	ln := strings.ToLower(name)
+	if strings.HasSuffix(ln, ".crt") || strings.HasSuffix(ln, "cert") || strings.HasSuffix(ln, ".pub") {
+		return
+	}
+	if d := decodeB64Prefix(strings.Join(strings.Fields(v), "")); strings.HasPrefix(d, "-----BEGIN CERTIFICATE") || strings.HasPrefix(d, "-----BEGIN PUBLIC KEY") ||
+		strings.HasPrefix(v, "-----BEGIN CERTIFICATE") || isReference(v) || isPlaceholder(v) {
+		return
+	}
+	if _, ok := maskAt(t, vs); ok {
+		return
+	}
+	sc.add(vs, ve, sc.eng.labelRule("kubernetes-secret"))
 }

@@ -126,7 +126,7 @@ var detectorLabels = map[string]int{
 	"credential": prioContext, "signature": prioContext, "docker-config": prioContext,
 	"aws-secret-access-key": prioContext + 1, "aws-session-token": prioContext + 1, "bearer-token": prioHeader,
 	"url-password": prioURL, "basic-auth-password": prioURL, "secret-file": prioContext,
-	"discord-bot-token": prioVendor, "azure-account-key": prioVendor,
+	"discord-bot-token": prioVendor, "azure-account-key": prioVendor, "session": prioContext, "kubernetes-secret": prioContext,
 }
 
 func newEngine(rules []*rule, structural bool) *engine {
@@ -222,8 +222,8 @@ func (sc *scan) hit(r *rule, start, end int) {
 
 func (sc *scan) matchPrefix(r *rule, start int) {
 	t := sc.text
-	if !r.noBoundary && !leftBoundary(t, start) {
-		return
+	if !r.noBoundary && (!leftBoundary(t, start) || (start > 0 && t[start-1] == '.')) {
+		return // glued to a word, or the tail of a file or host name
 	}
 	end := min(len(t), start+r.maxLen)
 	m := r.prefix.FindStringSubmatchIndex(t[start:end])
@@ -245,8 +245,8 @@ func (sc *scan) accept(r *rule, s, e, ms, me int) {
 		if ms == s && !leftBoundary(t, ms) {
 			return
 		}
-		if me == e && !rightBoundary(t, me) {
-			return
+		if me == e && (!rightBoundary(t, me) || (r.prefix != nil && me < len(t) && (t[me] == '-' || t[me] == '_'))) {
+			return // the token goes on: not this format
 		}
 	}
 	secret := t[s:e]

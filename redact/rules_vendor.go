@@ -19,6 +19,7 @@ type tok struct {
 	check    func(string) bool
 	group    int
 	keepPH   bool // the format itself has runs the placeholder check rejects
+	maxLen   int  // longest token (default 1024 bytes)
 }
 
 var vendorTokens = []tok{
@@ -82,8 +83,11 @@ var vendorTokens = []tok{
 		re: `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}`, ent: 3.0},
 	{id: "aws-session-token", desc: "AWS STS session token", kw: []string{"IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"},
 		re: `(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/]{100,}={0,2}`},
-	{id: "aws-bedrock-api-key", desc: "Amazon Bedrock API key", kw: []string{"ABSK", "bedrock-api-key-"},
-		re: `(?:ABSK[A-Za-z0-9+/]{100,}={0,2}|bedrock-api-key-[A-Za-z0-9+/]{20,}={0,2})`},
+	{id: "aws-bedrock-api-key", desc: "Amazon Bedrock long-term API key", kw: []string{"ABSK"}, re: `ABSK[A-Za-z0-9+/]{100,}={0,2}`},
+	{id: "aws-bedrock-api-key", desc: "Amazon Bedrock short-term API key", kw: []string{"bedrock-api-key-"},
+		re: `bedrock-api-key-[A-Za-z0-9+/]{20,}={0,2}`, check: func(s string) bool {
+			return strings.HasPrefix(decodeB64Prefix(s[len("bedrock-api-key-"):]), "bedrock.amazonaws.com")
+		}},
 	{id: "gcp-api-key", desc: "Google Cloud / Gemini API key", kw: []string{"AIza"}, re: `AIza[A-Za-z0-9_-]{35}`, ent: 3.5},
 	{id: "google-oauth-client-secret", desc: "Google OAuth client secret", kw: []string{"GOCSPX-"}, re: `GOCSPX-[A-Za-z0-9_-]{28}`},
 	{id: "google-oauth-token", desc: "Google OAuth access token", kw: []string{"ya29."}, re: `ya29\.[A-Za-z0-9_-]{30,}`, ent: 3.5},
@@ -178,7 +182,16 @@ var vendorTokens = []tok{
 	{id: "firebase-cloud-messaging-key", desc: "Firebase Cloud Messaging server key", kw: []string{"AAAA"},
 		re: `AAAA[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{140}`},
 	{id: "jwt", desc: "JSON Web Token (signed or encrypted)", kw: []string{"eyJ"},
-		re: `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)?`, check: validJWT},
+		re: `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)?`, check: validJWT,
+		keepPH: true, maxLen: 1 << 16},
+	{id: "jwt", desc: "base64-encoded JSON Web Token", kw: []string{"ZXlK"}, re: `ZXlK[A-Za-z0-9+/]{40,}={0,2}`, check: base64JWT,
+		keepPH: true, maxLen: 1 << 16},
+	{id: "sourcegraph-token", desc: "Sourcegraph access token", kw: []string{"sgp_"},
+		re: `sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}`},
+	{id: "openshift-token", desc: "OpenShift user token", kw: []string{"sha256~"}, re: `sha256~[A-Za-z0-9_-]{43}`},
+	{id: "intra42-client-secret", desc: "42 Intra client secret", kw: []string{"s-s4t2"}, re: `s-s4t2(?:ud|af)-[a-f0-9]{64}`},
+	{id: "microsoft-teams-webhook", desc: "Microsoft Teams incoming webhook URL", kw: []string{".webhook.office.com/webhookb2/", "outlook.office.com/webhook/"},
+		re: `(?:\.webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/([A-Za-z0-9@/_-]{40,})`, group: 1},
 }
 
 // win describes a token recognised by a literal inside or near it: the
@@ -194,6 +207,10 @@ type win struct {
 }
 
 var windowTokens = []win{
+	{id: "bundler-credentials", desc: "gem server credentials in a Bundler variable (BUNDLE_HOST__NAME=user:password)", kw: []string{"BUNDLE_"}, caseSensitive: true,
+		re: `BUNDLE_[A-Z0-9_]*__[A-Z]+['"]?\s*[:=]\s*['"]?([A-Za-z0-9._%+-]+:[^\s'";&]+)`, group: 1, before: 0, after: 200},
+	{id: "facebook-access-token", desc: "Facebook app access token (app id|secret)", kw: []string{"facebook", "fb_", "graph.facebook"},
+		re: `[0-9]{13,17}(?:\||%7C)[A-Za-z0-9_-]{27,}`, before: 100, after: 300},
 	{id: "hashicorp-tf-token", desc: "HashiCorp Terraform Cloud / Enterprise token", kw: []string{".atlasv1."},
 		re: `[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}`, before: 16, after: 72},
 	{id: "azure-ad-client-secret", desc: "Microsoft Entra ID (Azure AD) client secret", kw: []string{"Q~"}, caseSensitive: true,
@@ -219,6 +236,9 @@ func vendorRules() []*rule {
 		r := &rule{
 			id: t.id, description: t.desc, keywords: t.kw, caseSensitive: true, prio: prioVendor,
 			prefix: regexp.MustCompile(`^` + t.re), group: t.group, maxLen: 1024, minEntropy: t.ent, validate: t.check,
+		}
+		if t.maxLen > 0 {
+			r.maxLen = t.maxLen
 		}
 		r.keepPlaceholders = t.keepPH
 		if t.group > 0 {
@@ -294,4 +314,25 @@ func validJWT(s string) bool {
 		}
 	}
 	return len(parts[1]) > 0
+}
+
+// decodeB64Prefix decodes as much of a base64 text as decodes cleanly.
+func decodeB64Prefix(s string) string {
+	s = strings.TrimRight(s, "=")
+	s = s[:len(s)/4*4]
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// base64JWT accepts base64 text that decodes to a JSON Web Token.
+func base64JWT(s string) bool {
+	d := decodeB64Prefix(s)
+	end := 0
+	for end < len(d) && (isTokenByte(d[end]) && d[end] != '+' && d[end] != '/' && d[end] != '=') {
+		end++
+	}
+	return strings.HasPrefix(d, "eyJ") && validJWT(d[:end])
 }
