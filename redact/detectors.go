@@ -25,7 +25,7 @@ func goRules() []*rule {
 			keywords: []string{"login", "credentials", "creds"}, prio: prioContext, detect: detectLoginPair},
 		{id: "kubernetes-secret", description: "values under data: or stringData: of a Kubernetes Secret (YAML or JSON)",
 			keywords: []string{"kind: secret", "kind: 'secret'", "kind: \"secret\"", "\"kind\":\"secret\"", "\"kind\": \"secret\""},
-			prio: prioContext, detect: detectK8sSecret},
+			prio:     prioContext, detect: detectK8sSecret},
 		{id: "secret-file", description: "lone high-entropy line printed by cat of a key, secret or token file",
 			keywords: []string{"cat "}, prio: prioContext, detect: detectCatSecretFile},
 	}
