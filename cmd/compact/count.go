@@ -56,8 +56,8 @@ type countReport struct {
 	ReplyPriming    int `json:"reply_priming"`
 	// Thinking counts the thinking parts. They are part of Total only with
 	// --thinking: providers drop earlier turns' reasoning from the prompt.
-	Thinking        int          `json:"thinking"`
-	ThinkingCounted bool         `json:"thinking_counted"`
+	Thinking        int        `json:"thinking"`
+	ThinkingCounted bool       `json:"thinking_counted"`
 	PerMessage      []countRow `json:"per_message,omitempty"`
 }
 
