@@ -107,6 +107,9 @@ func fit(d *draft, lim *limits) (compact.Handoff, error) {
 		if s == secEarlierAsks {
 			capLeft -= snapCost
 		}
+		if len(secs[s].kept) < len(d.secs[s]) {
+			capLeft -= noteReserve // for "(N more not listed)"
+		}
 		left -= topUp(&secs[s], costed[s], min(left, capLeft), len(d.secs[s]))
 	}
 	h := assemble(snapshot, goal, &secs)

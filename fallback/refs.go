@@ -16,12 +16,13 @@ const (
 	srcThinking
 	srcArgs
 	srcResult
+	srcError // a line of a tool's output that reports an error
 	nSources
 )
 
 // sourceWeight is what one message of each source adds to a reference's
 // score.
-var sourceWeight = [nSources]int{srcUser: 4, srcAgent: 3, srcThinking: 2, srcArgs: 2, srcResult: 1}
+var sourceWeight = [nSources]int{srcUser: 4, srcAgent: 3, srcThinking: 2, srcArgs: 2, srcResult: 1, srcError: 2}
 
 // refStat gathers every sighting of one path or name.
 type refStat struct {
@@ -255,7 +256,7 @@ func (x *refIndex) names() []*refStat {
 // code, or a person or the agent named it and it recurs, or calls passed it
 // more than once.
 func (r *refStat) notable() bool {
-	said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking]
+	said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking] + r.msgs[srcError]
 	return r.span || said > 0 && r.messages() >= 2 || r.msgs[srcArgs] >= 2 && r.messages() >= 3 || r.msgs[srcResult] >= 3
 }
 

@@ -272,6 +272,12 @@ func (c *call) failed() bool {
 	return !(r.hasExit && r.exit == 1 && strings.TrimSpace(r.text) == "" && c.listing())
 }
 
+// htmlPage recognises a fetched web page.
+func htmlPage(s string) bool {
+	t := strings.ToLower(strings.TrimLeft(s, " \t\r\n"))
+	return strings.HasPrefix(t, "<!doctype html") || strings.HasPrefix(t, "<html")
+}
+
 // numberedListing recognises file contents shown with line numbers
 // ("     1→…", "   1\t…", "Here's the result of running `cat -n`").
 func numberedListing(s string) bool {
@@ -331,9 +337,9 @@ func (c *call) errors() []string {
 	if c.res == nil || c.res.text == "" {
 		return nil
 	}
-	// File contents and search hits name errors without being errors: a
-	// listing that did not fail reports none.
-	if (c.listing() || numberedListing(c.res.text)) && !c.failed() {
+	// File contents, search hits and web pages name errors without being
+	// errors: one that did not fail reports none.
+	if (c.listing() || numberedListing(c.res.text) || htmlPage(c.res.text)) && !c.failed() {
 		return nil
 	}
 	return errorLines(c.res.text, false)
@@ -662,7 +668,7 @@ func (w *window) indexRefs() *refIndex {
 		x.scan(a.text, a.msg, srcUser, gitContext(a.text))
 	}
 	for _, ide := range w.ideContext {
-		x.scan(ide, -2, srcResult, false)
+		x.scan(ide, -2, srcUser, false) // the person's active file and open tabs
 	}
 	for _, c := range w.calls {
 		if c.msg >= 0 {
@@ -678,6 +684,9 @@ func (w *window) indexRefs() *refIndex {
 				head, tail := headTail(c.res.text)
 				x.scan(head, c.res.msg, srcResult, git)
 				x.scan(tail, c.res.msg, srcResult, git)
+				for _, l := range c.errors() {
+					x.scan(l, c.res.msg, srcError, false) // a file an error names matters
+				}
 			}
 		} else if c.res != nil {
 			head, tail := headTail(c.res.text)
@@ -733,7 +742,7 @@ func gitContext(s string) bool {
 func buildFiles(d *draft, all []*refStat, root string) {
 	for _, r := range all {
 		touched := r.ops != 0
-		said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking]
+		said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking] + r.msgs[srcError]
 		switch {
 		case touched, r.span:
 		case !strings.ContainsAny(r.text, `/\`):
