@@ -3,6 +3,7 @@ package compactor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func genConfig(t *rapid.T) Config {
 	cfg.MinTailMessages = rapid.IntRange(1, 6).Draw(t, "min-tail")
 	cfg.KeepTailTokens = rapid.SampledFrom([]int{0, 50, 2000}).Draw(t, "tail-tokens")
 	cfg.SummarizeSystemNotes = rapid.Bool().Draw(t, "fold-notes")
-	switch rapid.IntRange(0, 3).Draw(t, "summarizer") {
+	switch rapid.IntRange(0, 4).Draw(t, "summarizer") {
 	case 0:
 		cfg.Strategy = StrategyFallback
 	case 1:
@@ -115,6 +116,10 @@ func genConfig(t *rapid.T) Config {
 		cfg.Strategy, cfg.Summarizer = StrategyLLM, echoing{}
 	case 3:
 		cfg.Strategy, cfg.Summarizer = StrategyLLM, leaking{propSecret}
+	case 4:
+		// A provider whose error quotes the secret back.
+		cfg.Strategy, cfg.Summarizer = StrategyLLM, failing{fmt.Errorf("HTTP 400: cannot process %q", propSecret)}
+		cfg.AbortOnSummaryFailure = rapid.Bool().Draw(t, "abort")
 	}
 	return cfg
 }
@@ -129,11 +134,21 @@ func TestCompactionInvariantsProperty(t *testing.T) {
 		c := mustNew(t, cfg)
 		inHash := in.Hash()
 		res, err := c.Compact(context.Background(), in)
-		if err != nil {
-			t.Fatalf("compact: %v", err)
-		}
 		if in.Hash() != inHash {
 			t.Fatal("input modified")
+		}
+		if err != nil {
+			if !cfg.AbortOnSummaryFailure || !errors.Is(err, ErrSummaryFailed) {
+				t.Fatalf("compact: %v", err)
+			}
+			if strings.Contains(err.Error(), propSecret) || strings.Contains(logs.String(), propSecret) ||
+				strings.Contains(res.Record.Reason, propSecret) {
+				t.Fatal("secret in the error, a log line or the record")
+			}
+			if res.Changed() || res.Transcript.Hash() != inHash {
+				t.Fatal("a failed compaction changed the transcript")
+			}
+			return
 		}
 		checkInvariants(t, in, res)
 		if strings.Contains(logs.String(), propSecret) || strings.Contains(res.Record.Reason, propSecret) ||
@@ -152,6 +167,7 @@ func TestCompactionInvariantsProperty(t *testing.T) {
 		cfg2 := cfg
 		cfg2.Force = true
 		cfg2.Logger = nil
+		cfg2.AbortOnSummaryFailure = false
 		again, err := mustNew(t, cfg2).Compact(context.Background(), res.Transcript)
 		if err != nil {
 			t.Fatalf("second compact: %v", err)
