@@ -22,28 +22,28 @@ import (
 
 // Checkpoint store settings, documented in the README.
 const (
-	// defaultStoreDir is where checkpoints live when neither --store nor
+	// defaultCheckpointDir is where checkpoints live when neither --store nor
 	// COMPACT_CHECKPOINT_STORE says otherwise: beside the project the
 	// agent works on, like .git.
-	defaultStoreDir = ".compact/checkpoints"
-	storeEnv        = "COMPACT_CHECKPOINT_STORE"
-	// keyEnv holds the AES key (hex or base64 of 16, 24 or 32 bytes) that
+	defaultCheckpointDir = ".compact/checkpoints"
+	checkpointStoreEnv   = "COMPACT_CHECKPOINT_STORE"
+	// checkpointKeyEnv holds the AES key (hex or base64 of 16, 24 or 32 bytes) that
 	// encrypts checkpoints at rest; unset stores plain checkpoints.
-	keyEnv = "COMPACT_CHECKPOINT_KEY"
+	checkpointKeyEnv = "COMPACT_CHECKPOINT_KEY"
 	// resumeKeyEnv holds the HMAC key that signs resume tokens.
 	resumeKeyEnv = "COMPACT_RESUME_KEY"
 )
 
-// storeSpec returns the store to use: the flag's value, else the
+// checkpointStoreSpec returns the store to use: the flag's value, else the
 // environment's, else the default directory.
-func storeSpec(e *env, flagValue string) string {
+func checkpointStoreSpec(e *env, flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := e.getenv(storeEnv); v != "" {
+	if v := e.getenv(checkpointStoreEnv); v != "" {
 		return v
 	}
-	return defaultStoreDir
+	return defaultCheckpointDir
 }
 
 // openStore opens the checkpoint store named by spec ("DIR" or
@@ -52,13 +52,13 @@ func storeSpec(e *env, flagValue string) string {
 // not nil. The compaction command's --checkpoint flag uses it through
 // saveCompactionCheckpoint.
 func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor) (checkpoint.Store, error) {
-	key, err := keyFromEnv(e, keyEnv)
+	key, err := cpKeyFromEnv(e, checkpointKeyEnv)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	// go-redis logs every failed dial on its own; the store's error says it
 	// once, with the address.
-	redis.SetLogger(quietLogger{})
+	redis.SetLogger(redisQuietLogger{})
 	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{Key: key, Redactor: r})
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return nil, usageErrorf("--store: %v", err)
@@ -78,7 +78,7 @@ func saveCompactionCheckpoint(ctx context.Context, e *env, spec, session string,
 	if !checkpoint.ValidSessionID(session) {
 		return nil, usageErrorf("--session: %q is not a session ID (1-128 of A-Z a-z 0-9 . _ -)", session)
 	}
-	s, err := openStore(ctx, e, storeSpec(e, spec), r)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, spec), r)
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +90,12 @@ func saveCompactionCheckpoint(ctx context.Context, e *env, spec, session string,
 	return c, nil
 }
 
-type quietLogger struct{}
+type redisQuietLogger struct{}
 
-func (quietLogger) Printf(context.Context, string, ...any) {}
+func (redisQuietLogger) Printf(context.Context, string, ...any) {}
 
-// keyFromEnv decodes a key given as hex or base64.
-func keyFromEnv(e *env, name string) ([]byte, error) {
+// cpKeyFromEnv decodes a key given as hex or base64.
+func cpKeyFromEnv(e *env, name string) ([]byte, error) {
 	v := strings.TrimSpace(e.getenv(name))
 	if v == "" {
 		return nil, nil
@@ -138,7 +138,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 			"  verify   check every checkpoint's hash and parent chain\n\n"+
 			"Store: --store DIR or redis://HOST:PORT/DB (default $%s, else %s).\n"+
 			"Encryption at rest: $%s (hex or base64 AES key).\n\nExamples:\n%s",
-			checkpointUsage, storeEnv, defaultStoreDir, keyEnv, checkpointExamples)
+			checkpointUsage, checkpointStoreEnv, defaultCheckpointDir, checkpointKeyEnv, checkpointExamples)
 		if len(args) == 0 {
 			return usageErrorf("checkpoint: missing subcommand")
 		}
@@ -162,21 +162,21 @@ func newCPFlags(e *env, name, usage string) cpFlags {
 	fs := newFlags(e, "checkpoint "+name, "compact checkpoint "+usage, checkpointExamples)
 	return cpFlags{
 		FlagSet: fs,
-		store:   fs.String("store", "", "checkpoint store: DIR or redis://HOST:PORT/DB (default $"+storeEnv+", else "+defaultStoreDir+")"),
+		store:   fs.String("store", "", "checkpoint store: DIR or redis://HOST:PORT/DB (default $"+checkpointStoreEnv+", else "+defaultCheckpointDir+")"),
 		asJSON:  fs.Bool("json", false, "print JSON"),
 	}
 }
 
-// storeError maps store errors onto exit codes: a malformed session or
+// cpStoreError maps store errors onto exit codes: a malformed session or
 // checkpoint ID is bad usage; the rest are failures.
-func storeError(err error) error {
+func cpStoreError(err error) error {
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return badInput(err)
 	}
 	return err
 }
 
-func printJSON(w io.Writer, v any) error {
+func cpPrintJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -185,7 +185,7 @@ func printJSON(w io.Writer, v any) error {
 
 func cpList(ctx context.Context, e *env, args []string) error {
 	fs := newCPFlags(e, "list", "list [--status S,S] [--max-age DUR] [--like TASK [--threshold X]] [--json]")
-	status := fs.String("status", "", "comma-separated statuses to keep ("+statusNames()+")")
+	status := fs.String("status", "", "comma-separated statuses to keep ("+cpStatusNames()+")")
 	maxAge := fs.Duration("max-age", 0, "keep sessions updated within this long (e.g. 24h)")
 	like := fs.String("like", "", "list failed or paused sessions resumable for this task, best match first")
 	threshold := fs.Float64("threshold", 0.3, "with --like: least word similarity (Jaccard) to list")
@@ -197,10 +197,10 @@ func cpList(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("checkpoint list: unexpected argument %q", rest[0])
 	}
 	var f checkpoint.Filter
-	for _, s := range splitList(*status) {
+	for _, s := range cpSplitList(*status) {
 		st := checkpoint.Status(s)
 		if !st.Valid() {
-			return usageErrorf("checkpoint list: --status: unknown status %q (want %s)", s, statusNames())
+			return usageErrorf("checkpoint list: --status: unknown status %q (want %s)", s, cpStatusNames())
 		}
 		f.Status = append(f.Status, st)
 	}
@@ -208,7 +208,7 @@ func cpList(ctx context.Context, e *env, args []string) error {
 	if *threshold <= 0 || *threshold > 1 {
 		return usageErrorf("checkpoint list: --threshold must be in (0, 1]")
 	}
-	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
 	if err != nil {
 		return err
 	}
@@ -222,13 +222,13 @@ func cpList(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		if *fs.asJSON {
-			return printJSON(e.stdout, nonNil(matches))
+			return cpPrintJSON(e.stdout, cpNonNil(matches))
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SCORE\tSESSION\tSTATUS\tDONE\tUPDATED\tTASK")
 		for _, m := range matches {
 			fmt.Fprintf(tw, "%.2f\t%s\t%s\t%d/%d\t%s\t%s\n", m.Score, m.Session, m.Status, m.CompletedSteps, m.Steps,
-				m.UpdatedAt.Local().Format(time.DateTime), oneLine(m.Task, 60))
+				m.UpdatedAt.Local().Format(time.DateTime), cpOneLine(m.Task, 60))
 		}
 		return tw.Flush()
 	}
@@ -237,7 +237,7 @@ func cpList(ctx context.Context, e *env, args []string) error {
 		return lerr
 	}
 	if *fs.asJSON {
-		if err := printJSON(e.stdout, nonNil(infos)); err != nil {
+		if err := cpPrintJSON(e.stdout, cpNonNil(infos)); err != nil {
 			return err
 		}
 		return lerr
@@ -246,7 +246,7 @@ func cpList(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(tw, "SESSION\tSTATUS\tSEQ\tDONE\tUPDATED\tTASK")
 	for _, in := range infos {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", in.Session, in.Status, in.Seq, in.CompletedSteps, in.Steps,
-			in.UpdatedAt.Local().Format(time.DateTime), oneLine(in.Task, 60))
+			in.UpdatedAt.Local().Format(time.DateTime), cpOneLine(in.Task, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -254,14 +254,14 @@ func cpList(ctx context.Context, e *env, args []string) error {
 	return lerr // sessions that could not be read, after those that could
 }
 
-func nonNil[T any](s []T) []T {
+func cpNonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
 	return s
 }
 
-func statusNames() string {
+func cpStatusNames() string {
 	var names []string
 	for _, s := range checkpoint.Statuses {
 		names = append(names, string(s))
@@ -269,7 +269,7 @@ func statusNames() string {
 	return strings.Join(names, ", ")
 }
 
-func splitList(s string) []string {
+func cpSplitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -279,7 +279,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func oneLine(s string, n int) string {
+func cpOneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
@@ -296,7 +296,7 @@ func cpShow(ctx context.Context, e *env, args []string) error {
 	if len(rest) < 1 || len(rest) > 2 {
 		return usageErrorf("checkpoint show: want SESSION [ID]")
 	}
-	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
 	if err != nil {
 		return err
 	}
@@ -308,15 +308,15 @@ func cpShow(ctx context.Context, e *env, args []string) error {
 		c, err = s.Latest(ctx, rest[0])
 	}
 	if err != nil {
-		return storeError(err)
+		return cpStoreError(err)
 	}
 	if *fs.asJSON {
-		return printJSON(e.stdout, c)
+		return cpPrintJSON(e.stdout, c)
 	}
-	return writeSummary(e.stdout, c)
+	return cpWriteSummary(e.stdout, c)
 }
 
-func writeSummary(w io.Writer, c *checkpoint.Checkpoint) error {
+func cpWriteSummary(w io.Writer, c *checkpoint.Checkpoint) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -327,7 +327,7 @@ func writeSummary(w io.Writer, c *checkpoint.Checkpoint) error {
 	row("checkpoint", fmt.Sprintf("%s (seq %d)", c.ID, c.Seq))
 	row("parent", c.ParentID)
 	row("status", string(c.Status))
-	row("task", oneLine(c.Task, 100))
+	row("task", cpOneLine(c.Task, 100))
 	if c.PlanVersion > 0 {
 		row("plan version", strconv.Itoa(c.PlanVersion))
 	}
@@ -337,7 +337,7 @@ func writeSummary(w io.Writer, c *checkpoint.Checkpoint) error {
 	if c.RetryCount > 0 {
 		row("retries", strconv.Itoa(c.RetryCount))
 	}
-	row("last error", oneLine(c.LastError, 100))
+	row("last error", cpOneLine(c.LastError, 100))
 	if t := c.Transcript; t != nil {
 		row("transcript", fmt.Sprintf("%d messages, format %q, sha256 %s", len(t.Messages), t.Format, t.Hash()[:16]))
 	}
@@ -380,7 +380,7 @@ func writeSummary(w io.Writer, c *checkpoint.Checkpoint) error {
 		if st.Duration > 0 {
 			dur = st.Duration.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.ID, st.Status, st.Tool, dur, oneLine(note, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.ID, st.Status, st.Tool, dur, cpOneLine(note, 60))
 	}
 	return tw.Flush()
 }
@@ -394,17 +394,17 @@ func cpHistory(ctx context.Context, e *env, args []string) error {
 	if len(rest) != 1 {
 		return usageErrorf("checkpoint history: want SESSION")
 	}
-	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	h, err := s.History(ctx, rest[0])
 	if err != nil && len(h) == 0 {
-		return storeError(err)
+		return cpStoreError(err)
 	}
 	if *fs.asJSON {
-		if perr := printJSON(e.stdout, h); perr != nil {
+		if perr := cpPrintJSON(e.stdout, h); perr != nil {
 			return perr
 		}
 		return err
@@ -449,7 +449,7 @@ func cpResume(ctx context.Context, e *env, args []string) error {
 	if (*token == "") != (*user == "") {
 		return usageErrorf("checkpoint resume: --approve and --user go together")
 	}
-	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
 	if err != nil {
 		return err
 	}
@@ -463,13 +463,13 @@ func cpResume(ctx context.Context, e *env, args []string) error {
 		}
 		c, err := checkpoint.Approve(ctx, s, checkpoint.Tokens{Key: key}, session, *user, *token)
 		if err != nil {
-			return storeError(err)
+			return cpStoreError(err)
 		}
 		rep.Approved, rep.Saved = true, c.ID
 	}
 	r, err := checkpoint.Resume(ctx, s, session)
 	if err != nil {
-		return storeError(err)
+		return cpStoreError(err)
 	}
 	c := r.Checkpoint
 	rep.Session, rep.Checkpoint, rep.Status, rep.RetryCount = session, c.ID, c.Status, c.RetryCount
@@ -484,7 +484,7 @@ func cpResume(ctx context.Context, e *env, args []string) error {
 		rep.Saved = c.ID
 	}
 	if *fs.asJSON {
-		return printJSON(e.stdout, rep)
+		return cpPrintJSON(e.stdout, rep)
 	}
 	w := e.stdout
 	if rep.Approved {
@@ -500,7 +500,7 @@ func cpResume(ctx context.Context, e *env, args []string) error {
 	case r.Next != nil:
 		fmt.Fprintf(w, "next: step %s", r.Next.ID)
 		if r.Next.Tool != "" {
-			fmt.Fprintf(w, " (%s %s)", r.Next.Tool, oneLine(string(r.Next.Args), 80))
+			fmt.Fprintf(w, " (%s %s)", r.Next.Tool, cpOneLine(string(r.Next.Args), 80))
 		}
 		fmt.Fprintln(w)
 	default:
@@ -526,14 +526,14 @@ func cpPrune(ctx context.Context, e *env, args []string) error {
 	if *keep < 0 || *maxAge < 0 {
 		return usageErrorf("checkpoint prune: --keep and --max-age cannot be negative")
 	}
-	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	res, err := s.Prune(ctx, checkpoint.PruneOptions{KeepLast: *keep, MaxAge: *maxAge})
 	if *fs.asJSON {
-		if perr := printJSON(e.stdout, res); perr != nil {
+		if perr := cpPrintJSON(e.stdout, res); perr != nil {
 			return perr
 		}
 	} else {
@@ -553,7 +553,7 @@ func cpVerify(ctx context.Context, e *env, args []string) error {
 			return usageErrorf("checkpoint verify: %q is not a session ID", id)
 		}
 	}
-	s, err := openStore(ctx, e, storeSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
 	if err != nil {
 		return err
 	}
@@ -563,10 +563,10 @@ func cpVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *fs.asJSON {
-		if err := printJSON(e.stdout, struct {
+		if err := cpPrintJSON(e.stdout, struct {
 			Checked  int                  `json:"checked"`
 			Problems []checkpoint.Problem `json:"problems"`
-		}{n, nonNil(problems)}); err != nil {
+		}{n, cpNonNil(problems)}); err != nil {
 			return err
 		}
 	} else {

@@ -63,7 +63,7 @@ func seedStore(t *testing.T, dir string, opts checkpoint.Options) map[string]*ch
 func TestCheckpointListShowHistory(t *testing.T) {
 	dir := t.TempDir()
 	seeded := seedStore(t, dir, checkpoint.Options{})
-	vars := map[string]string{storeEnv: dir}
+	vars := map[string]string{checkpointStoreEnv: dir}
 
 	out, errOut, code := cpRun(t, vars, "checkpoint", "list")
 	if code != 0 || !strings.Contains(out, "SESSION") || strings.Count(out, "\n") != 5 {
@@ -133,7 +133,7 @@ func TestCheckpointExitCodes(t *testing.T) {
 		{[]string{"checkpoint", "verify", "a/b"}, 2, "not a session ID"},
 		{[]string{"checkpoint", "list", "--store", "http://example.com"}, 2, "redis://"},
 	}
-	vars := map[string]string{storeEnv: dir}
+	vars := map[string]string{checkpointStoreEnv: dir}
 	for _, tc := range tests {
 		_, errOut, code := cpRun(t, vars, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.msg) {
@@ -146,7 +146,7 @@ func TestCheckpointResumeAndApprove(t *testing.T) {
 	dir := t.TempDir()
 	seeded := seedStore(t, dir, checkpoint.Options{})
 	resumeKey := "resume-key-0123456789abcdef"
-	vars := map[string]string{storeEnv: dir, resumeKeyEnv: resumeKey}
+	vars := map[string]string{checkpointStoreEnv: dir, resumeKeyEnv: resumeKey}
 
 	out, _, code := cpRun(t, vars, "checkpoint", "resume", "build-fix")
 	if code != 0 || !strings.Contains(out, "next: step build (go_build {})") || !strings.Contains(out, "reset to pending: build, test") {
@@ -173,7 +173,7 @@ func TestCheckpointResumeAndApprove(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "another user") {
 		t.Fatalf("approve as another user: %d %q", code, errOut)
 	}
-	_, errOut, code = cpRun(t, map[string]string{storeEnv: dir}, "checkpoint", "resume", "deploy", "--user", "alice", "--approve", tok)
+	_, errOut, code = cpRun(t, map[string]string{checkpointStoreEnv: dir}, "checkpoint", "resume", "deploy", "--user", "alice", "--approve", tok)
 	if code != 2 || !strings.Contains(errOut, resumeKeyEnv) {
 		t.Fatalf("approve without a key: %d %q", code, errOut)
 	}
@@ -186,7 +186,7 @@ func TestCheckpointResumeAndApprove(t *testing.T) {
 func TestCheckpointPruneVerify(t *testing.T) {
 	dir := t.TempDir()
 	seeded := seedStore(t, dir, checkpoint.Options{})
-	vars := map[string]string{storeEnv: dir}
+	vars := map[string]string{checkpointStoreEnv: dir}
 	out, _, code := cpRun(t, vars, "checkpoint", "verify")
 	if code != 0 || !strings.Contains(out, "checked 8 checkpoints: 0 problems") {
 		t.Fatalf("verify: %d %q", code, out)
@@ -216,16 +216,16 @@ func TestCheckpointEncryptedStore(t *testing.T) {
 	dir := t.TempDir()
 	key := bytes.Repeat([]byte{5}, 32)
 	seedStore(t, dir, checkpoint.Options{Key: key})
-	vars := map[string]string{storeEnv: dir, keyEnv: hex.EncodeToString(key)}
+	vars := map[string]string{checkpointStoreEnv: dir, checkpointKeyEnv: hex.EncodeToString(key)}
 	if out, _, code := cpRun(t, vars, "checkpoint", "show", "docs"); code != 0 || !strings.Contains(out, "release notes") {
 		t.Fatalf("show with the key: %d %q", code, out)
 	}
-	_, errOut, code := cpRun(t, map[string]string{storeEnv: dir}, "checkpoint", "show", "docs")
+	_, errOut, code := cpRun(t, map[string]string{checkpointStoreEnv: dir}, "checkpoint", "show", "docs")
 	if code != 1 || !strings.Contains(errOut, "encrypted") {
 		t.Fatalf("show without the key: %d %q", code, errOut)
 	}
-	_, errOut, code = cpRun(t, map[string]string{storeEnv: dir, keyEnv: "zz"}, "checkpoint", "list")
-	if code != 2 || !strings.Contains(errOut, keyEnv) {
+	_, errOut, code = cpRun(t, map[string]string{checkpointStoreEnv: dir, checkpointKeyEnv: "zz"}, "checkpoint", "list")
+	if code != 2 || !strings.Contains(errOut, checkpointKeyEnv) {
 		t.Fatalf("bad key: %d %q", code, errOut)
 	}
 }
