@@ -2,10 +2,58 @@ package main
 
 import (
 	"context"
-	"errors"
+	"io"
+
+	"github.com/compactkit/compact/format"
 )
 
-// runConvert is built by its own issue; until then it says so.
-func runConvert(_ context.Context, _ *env, _ []string) error {
-	return errors.New("convert: not built yet")
+const convertUsage = "compact convert --to openai|openai-jsonl|anthropic [--from NAME] [-o FILE] [FILE|-]"
+
+const convertExamples = `  compact convert --to openai session.jsonl > chat.json
+      a Claude Code session as OpenAI Chat messages (one "tool" message per
+      tool result, right after the call)
+  compact convert --to anthropic -o request.json chat.json
+      OpenAI Chat to an Anthropic Messages request, written atomically
+  cat run.traj | compact convert --from swe-agent --to openai-jsonl -
+      read stdin as a SWE-agent trajectory, write JSON lines
+
+Messages written back into the format they were read from are copied byte
+for byte. Thinking is written only into its own format (no API accepts
+another's reasoning); names, and the flags marking harness-injected or
+summary messages, are dropped where the target has no place for them.
+`
+
+func runConvert(_ context.Context, e *env, args []string) error {
+	fs := newFlags(e, "convert", convertUsage, convertExamples)
+	to := fs.String("to", "", "write format `NAME`: "+formatNames(true))
+	from := fs.String("from", "", "read as format `NAME` instead of detecting it ("+formatNames(false)+")")
+	out := fs.String("o", "", "write to `FILE` (atomically) instead of stdout")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if *to == "" {
+		return usageErrorf("convert: --to is required (one of %s)", formatNames(true))
+	}
+	f, ok := format.Lookup(format.Name(*to))
+	if !ok || f.Write == nil {
+		return usageErrorf("convert: cannot write %q (compact writes %s)", *to, formatNames(true))
+	}
+	if *from != "" {
+		if _, ok := format.Lookup(format.Name(*from)); !ok {
+			return usageErrorf("convert: unknown --from format %q (known: %s)", *from, formatNames(false))
+		}
+	}
+	in, err := openInput(e, pos)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	t, err := format.Read(in, in.name, format.Name(*from))
+	if err != nil {
+		return badInput(err)
+	}
+	return writeOutput(e, *out, func(w io.Writer) error {
+		return format.Write(w, t, f.Name)
+	})
 }
