@@ -218,8 +218,9 @@ func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, 
 	if c.primary != nil {
 		t0 := c.cfg.Now()
 		sum, err := c.primary.Summarize(ctx, req)
-		r.rec.LLMAttempts, r.rec.Model = sum.Attempts, sum.Model
+		r.rec.LLMAttempts = sum.Attempts
 		if err == nil {
+			r.rec.Model = sum.Model
 			if sum.Method == "" {
 				sum.Method = compact.MethodLLM
 			}

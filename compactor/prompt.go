@@ -18,6 +18,7 @@ type item struct {
 const (
 	omittedItemsMarker = "[... compact: %d messages omitted to fit the summarizer's input ...]"
 	argsBytes          = 2000 // tool-call arguments are shown up to this size
+	thinkingBytes      = 1500 // and reasoning
 )
 
 // renderWindow renders the window for the prompt. Earlier handoffs (and
@@ -94,6 +95,12 @@ func renderMessage(m *compact.Message, names map[string]string) string {
 			if strings.TrimSpace(p.Text) != "" {
 				b.WriteString(p.Text + "\n")
 			}
+		case compact.PartThinking:
+			// Reasoning often holds the why of a decision; a bounded
+			// excerpt is worth its tokens.
+			if strings.TrimSpace(p.Text) != "" {
+				b.WriteString("(thinking) " + keepEnds(p.Text, thinkingBytes, bytesMarker) + "\n")
+			}
 		case compact.PartImage:
 			b.WriteString("[image]\n")
 		case compact.PartToolCall:
@@ -110,7 +117,7 @@ func renderMessage(m *compact.Message, names map[string]string) string {
 		}
 	}
 	if b.Len() == body {
-		return "" // only thinking, or nothing at all
+		return "" // nothing to show
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
