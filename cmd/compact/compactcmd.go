@@ -13,6 +13,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/tokens"
 )
 
 const compactUsage = "compact [flags] [FILE|-]"
@@ -110,6 +111,10 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	// The checkpoint hook (--checkpoint STORE --session ID) goes here: it
 	// stores res.Transcript with res.Record before anything is written out.
 	rep := newCompactReport(in.name, &o, c.Config(), &res, cerr)
+	if _, known := tokens.LookupModel(o.model); o.model != "" && !known {
+		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
+			o.model, rep.Window)}, rep.Warnings...)
+	}
 	if o.report != "" {
 		if err := writeFileAtomic(o.report, rep.write); err != nil {
 			return err
