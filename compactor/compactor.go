@@ -177,14 +177,23 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	if err != nil {
 		return r.unchanged(r.rec.Reason), err
 	}
-	h, masked := secureHandoff(sum.Handoff, r.secrets, c.redactor)
-	if masked > 0 {
-		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("masked secrets in %d handoff fields", masked))
+	h, msg, out, err := r.build(sum.Handoff, digests)
+	if err != nil && sum.Method != compact.MethodFallback && !c.cfg.AbortOnSummaryFailure {
+		// A primary summarizer's handoff that fails validation is a
+		// summary failure like any other.
+		reason := "the LLM handoff failed validation, used the deterministic fallback: " + err.Error()
+		r.rec.Reason, r.rec.Model = reason, ""
+		r.rec.Warnings = append(r.rec.Warnings, reason)
+		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: reason})
+		if sum, err = c.fallback.Summarize(ctx, r.request(input)); err != nil {
+			err = r.sanitize(fmt.Errorf("%w: fallback: %w", ErrSummaryFailed, err))
+			return r.unchanged(err.Error()), err
+		}
+		h, msg, out, err = r.build(sum.Handoff, digests)
+	} else if err != nil && sum.Method != compact.MethodFallback {
+		err = fmt.Errorf("%w: %w", ErrSummaryFailed, err)
 	}
-	msg := h.Message()
-	msg.ID = "compact-handoff-" + r.rec.SourceHash[:16]
-	out, origin := assemble(r.t, p, nil, &msg)
-	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, msg.Text(), r.secrets, c.redactor); err != nil {
+	if err != nil {
 		return r.unchanged(err.Error()), err
 	}
 	handoffTokens := c.counter.Message(msg)
@@ -210,11 +219,30 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
+// build secures a handoff, assembles the output around it and validates
+// the result.
+func (r *run) build(h compact.Handoff, digests map[int]string) (compact.Handoff, compact.Message, compact.Transcript, error) {
+	h, masked := secureHandoff(h, r.secrets, r.c.redactor)
+	if masked > 0 {
+		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("masked secrets in %d handoff fields", masked))
+	}
+	msg := h.Message()
+	msg.ID = "compact-handoff-" + r.rec.SourceHash[:16]
+	out, origin := assemble(r.t, &r.plan, nil, &msg)
+	err := checkResult(r.t, &out, origin, digests, r.l.orphans, msg.Text(), r.secrets, r.c.redactor)
+	return h, msg, out, err
+}
+
+func (r *run) request(input []compact.Message) Request {
+	c := r.c
+	return Request{Window: input, Focus: c.cfg.Focus, MaxTokens: c.cfg.HandoffTokens, Count: c.counter.Text, Notify: r.em.emit}
+}
+
 // summarize runs the primary summarizer, then the fallback where the
 // primary is missing or failed.
 func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, error) {
 	c := r.c
-	req := Request{Window: input, Focus: c.cfg.Focus, MaxTokens: c.cfg.HandoffTokens, Count: c.counter.Text, Notify: r.em.emit}
+	req := r.request(input)
 	if c.primary != nil {
 		t0 := c.cfg.Now()
 		sum, err := c.primary.Summarize(ctx, req)

@@ -426,3 +426,34 @@ func TestSecretsFromTheMiddleNeverReachTheHandoff(t *testing.T) {
 		}
 	}
 }
+
+// splitting writes a secret split over two list items: no item holds it,
+// but the rendered handoff does.
+type splitting struct{ a, b string }
+
+func (s splitting) Summarize(context.Context, Request) (Summary, error) {
+	return Summary{Handoff: compact.Handoff{CompletedActions: []string{"x" + s.a, s.b + "y"}}, Method: compact.MethodLLM, Model: "m"}, nil
+}
+
+func TestInvalidLLMHandoffFallsBack(t *testing.T) {
+	const secret = "k3y-part-one\n- part-two-k3y"
+	in := agentRun(60, 600)
+	in.Messages[20] = result(in.Messages[20].ToolCallIDs[0], "config:\n"+secret+"\n")
+	cfg := testConfig()
+	cfg.Strategy = StrategyLLM
+	cfg.Summarizer = splitting{"k3y-part-one", "part-two-k3y"}
+	cfg.Redactor = newTestRedactor(t, secret)
+	res, err := mustNew(t, cfg).Compact(context.Background(), in)
+	if err != nil || res.Record.Method != compact.MethodFallback || !strings.Contains(res.Record.Reason, "failed validation") {
+		t.Fatalf("%v %+v", err, res.Record)
+	}
+	checkInvariants(t, in, res)
+	if strings.Contains(res.Handoff.Render(), secret) {
+		t.Fatal("secret in the handoff")
+	}
+	cfg.AbortOnSummaryFailure = true
+	res, err = mustNew(t, cfg).Compact(context.Background(), in)
+	if !errors.Is(err, ErrInvalidResult) || !errors.Is(err, ErrSummaryFailed) || res.Changed() || strings.Contains(err.Error(), "part-two") {
+		t.Fatalf("abort: %v %+v", err, res.Record)
+	}
+}
