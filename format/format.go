@@ -7,7 +7,6 @@
 package format
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -109,14 +108,13 @@ func triedNames() string {
 // Read detects the format of r and reads it. as, when not empty, overrides
 // detection. name labels errors (a file name, or "<stdin>").
 func Read(r io.Reader, name string, as Name) (compact.Transcript, error) {
-	br := bufio.NewReaderSize(r, SniffSize)
 	f, ok := Lookup(as)
 	if as != "" && !ok {
 		return compact.Transcript{}, fmt.Errorf("%s: %w %q (known: %s)", name, ErrUnknownFormat, as, triedNames())
 	}
 	if as == "" {
-		head, err := br.Peek(SniffSize)
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		head, err := readHead(r, SniffSize)
+		if err != nil {
 			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
 		}
 		if len(bytes.TrimSpace(head)) == 0 {
@@ -125,13 +123,35 @@ func Read(r io.Reader, name string, as Name) (compact.Transcript, error) {
 		if f, err = Detect(head); err != nil {
 			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
 		}
+		r = io.MultiReader(bytes.NewReader(head), r)
 	}
-	t, err := f.Read(br, name)
+	t, err := f.Read(r, name)
 	if err != nil {
 		return t, err
 	}
 	t.Format = string(f.Name)
 	return t, nil
+}
+
+// readHead reads up to n bytes of r, allocating only as much as r holds:
+// detection needs the first SniffSize bytes, a small file should not cost
+// that much.
+func readHead(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, 64<<10))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow
+		}
+		m, err := r.Read(buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+m]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // Write emits t in the format called to.

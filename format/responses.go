@@ -1,7 +1,6 @@
 package format
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -515,13 +514,19 @@ func sniffResponses(head []byte) int {
 	return 0
 }
 
-// peekShape describes the start of r without consuming it, for readers that
-// accept both one JSON document and JSON lines.
-func peekShape(r io.Reader) (*bufio.Reader, jsonShape) {
-	br, ok := r.(*bufio.Reader)
-	if !ok || br.Size() < SniffSize {
-		br = bufio.NewReaderSize(r, SniffSize)
+// peekShape describes the start of r, returning a reader that still yields
+// all of r, for readers that accept both one JSON document and JSON lines.
+func peekShape(r io.Reader) (io.Reader, jsonShape) {
+	head, err := readHead(r, SniffSize)
+	rest := io.MultiReader(bytes.NewReader(head), r)
+	if err != nil {
+		rest = io.MultiReader(bytes.NewReader(head), errReader{err})
 	}
-	head, _ := br.Peek(SniffSize)
-	return br, shapeOf(head)
+	return rest, shapeOf(head)
 }
+
+// errReader returns its error, so a read error met while peeking is
+// reported where the reader meets it.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

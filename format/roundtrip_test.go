@@ -242,6 +242,7 @@ func orphanKinds(t compact.Transcript) string {
 	for _, o := range t.Orphans() {
 		k = append(k, string(o.Kind))
 	}
+	slices.Sort(k) // splitting a message may reorder orphans that shared it
 	return fmt.Sprint(k)
 }
 
