@@ -73,15 +73,34 @@ type fitted struct {
 // fit bounds the draft: every item to its item cap, every section to its
 // section cap, and the rendered whole to the total cap, in that order.
 func fit(d *draft, lim *limits) (compact.Handoff, error) {
+	b, err := allot(d, lim)
+	if err != nil {
+		return compact.Handoff{}, err
+	}
+	return b.capTotal(d, lim), nil
+}
+
+// bounded is a draft cut to its item and section caps, before the total
+// cap is applied.
+type bounded struct {
+	secs     [nSecs]fitted
+	snapshot string
+	goal     string
+	snapCap  int
+}
+
+// allot applies the item and section caps and shares the total among the
+// sections by weight, using the per-item counts.
+func allot(d *draft, lim *limits) (*bounded, error) {
 	skeleton := lim.count(compact.Handoff{}.Render())
 	if lim.max < skeleton+minRoom {
-		return compact.Handoff{}, errBudget(lim.max, skeleton+minRoom)
+		return nil, errBudget(lim.max, skeleton+minRoom)
 	}
-	snapCap := min(lim.snapshotCap, lim.secCap[secEarlierAsks])
-	snapshot, snapCost := truncateMiddle(d.snapshot, snapCap, lim.count)
-	goal, goalCost := truncateTokens(d.goal, lim.goalCap, lim.count)
+	b := &bounded{snapCap: min(lim.snapshotCap, lim.secCap[secEarlierAsks])}
+	var snapCost, goalCost int
+	b.snapshot, snapCost = truncateMiddle(d.snapshot, b.snapCap, lim.count)
+	b.goal, goalCost = truncateTokens(d.goal, lim.goalCap, lim.count)
 	room := lim.max - skeleton - snapCost - goalCost
-	var secs [nSecs]fitted
 	var costed [nSecs][]entry
 	var need [nSecs]int
 	for s := sec(0); s < nSecs; s++ {
@@ -94,8 +113,8 @@ func fit(d *draft, lim *limits) (compact.Handoff, error) {
 	alloc := share(need, max(room, 0))
 	used := 0
 	for s := sec(0); s < nSecs; s++ {
-		secs[s] = pick(costed[s], alloc[s], len(d.secs[s]))
-		used += sum(secs[s].kept)
+		b.secs[s] = pick(costed[s], alloc[s], len(d.secs[s]))
+		used += sum(b.secs[s].kept)
 	}
 	// Hand out what the shares left unused, most important sections first.
 	left := room - used
@@ -103,32 +122,37 @@ func fit(d *draft, lim *limits) (compact.Handoff, error) {
 		if left <= 0 {
 			break
 		}
-		capLeft := lim.secCap[s] - sum(secs[s].kept)
+		capLeft := lim.secCap[s] - sum(b.secs[s].kept)
 		if s == secEarlierAsks {
 			capLeft -= snapCost
 		}
-		if len(secs[s].kept) < len(d.secs[s]) {
+		if len(b.secs[s].kept) < len(d.secs[s]) {
 			capLeft -= noteReserve // for "(N more not listed)"
 		}
-		left -= topUp(&secs[s], costed[s], min(left, capLeft), len(d.secs[s]))
+		left -= topUp(&b.secs[s], costed[s], min(left, capLeft), len(d.secs[s]))
 	}
-	h := assemble(snapshot, goal, &secs)
-	// The total cap: counted on the rendered handoff, trimmed in trimOrder.
+	return b, nil
+}
+
+// capTotal renders the handoff and, while the rendered text is over the
+// total cap, removes items in trimOrder; when only the task snapshot is
+// left, it shortens the snapshot.
+func (b *bounded) capTotal(d *draft, lim *limits) compact.Handoff {
+	h := assemble(b.snapshot, b.goal, &b.secs)
 	for total := lim.count(h.Render()); total > lim.max; total = lim.count(h.Render()) {
 		over := total - lim.max
 		for over > 0 {
-			freed, ok := trimOne(&secs, &goal)
+			freed, ok := trimOne(&b.secs, &b.goal)
 			if !ok {
-				// Nothing but the task snapshot is left: shorten it.
-				snapCap = max(snapCap-over-8, 0)
-				snapshot, _ = truncateMiddle(d.snapshot, snapCap, lim.count)
+				b.snapCap = max(b.snapCap-over-8, 0)
+				b.snapshot, _ = truncateMiddle(d.snapshot, b.snapCap, lim.count)
 				break
 			}
 			over -= freed
 		}
-		h = assemble(snapshot, goal, &secs)
+		h = assemble(b.snapshot, b.goal, &b.secs)
 	}
-	return h, nil
+	return h
 }
 
 // costEntries truncates entries to the section's item cap and counts

@@ -35,7 +35,10 @@
 //   - Relevant files: paths from tool arguments and from text (POSIX, ~/,
 //     Windows, relative, with :line suffixes), each once, relative paths
 //     folded into the absolute path they end, with what calls did to them
-//     (read, edited, created, deleted).
+//     (read, edited, created, deleted); changed files first. Under a long
+//     project root (a workdir, or the directory relative mentions stand
+//     for) paths are shown relative to it, and the root is listed under
+//     Critical context.
 //   - Critical context: the working directory, URLs, commit ids, issue
 //     numbers, and the names (functions, types, tables, env vars) that
 //     recur or that the agent wrote as code.
@@ -75,12 +78,15 @@
 // order, time or the environment. A secret the Redactor finds anywhere in
 // the window (text, tool arguments, tool results) never reaches the
 // handoff: the window is redacted before anything is read, and every item
-// is redacted again before it is cut to size.
+// is redacted again before it is cut to size. Text that quotes compact's
+// handoff markers has them broken up ("<<< compact:"), so no item can open
+// or close a handoff.
 package fallback
 
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
@@ -144,7 +150,7 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 		lastTurns = 3
 	}
 	d := w.build(lastTurns, cfg.Previous)
-	d.redact(r.String)
+	d.sanitize(r.String)
 	return fit(d, lim)
 }
 
@@ -196,15 +202,25 @@ func (cfg Config) limits() (*limits, error) {
 	return lim, nil
 }
 
-// redact masks secrets in the snapshot, goal and every entry once more,
-// before they are cut to size: a cut could otherwise leave half a secret
-// the redactor no longer recognises.
-func (d *draft) redact(mask func(string) string) {
-	d.snapshot = mask(d.snapshot)
-	d.goal = mask(d.goal)
+// sanitize masks secrets in the snapshot, goal and every entry once more,
+// before they are cut to size (a cut could otherwise leave half a secret
+// the redactor no longer recognises), and defuses the handoff markers, so
+// that quoted text can never open or close a handoff.
+func (d *draft) sanitize(mask func(string) string) {
+	clean := func(s string) string { return defuse(mask(s)) }
+	d.snapshot = clean(d.snapshot)
+	d.goal = clean(d.goal)
 	for s := range d.secs {
 		for i := range d.secs[s] {
-			d.secs[s][i].text = mask(d.secs[s][i].text)
+			d.secs[s][i].text = clean(d.secs[s][i].text)
 		}
 	}
+}
+
+// defuse breaks up compact's handoff markers inside text.
+func defuse(s string) string {
+	if !strings.Contains(s, "<<<compact:") {
+		return s
+	}
+	return strings.ReplaceAll(s, "<<<compact:", "<<< compact:")
 }

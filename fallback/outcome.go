@@ -120,16 +120,21 @@ func errorLines(out string, fileContent bool) []string {
 	}
 	var best []cand
 	consider := func(text string, base int, maxLines int) {
-		n := 0
+		n, prev := 0, 0
 		for text != "" && (maxLines <= 0 || n < maxLines) {
 			line, rest, _ := strings.Cut(text, "\n")
 			text = rest
 			n++
 			t := strings.TrimSpace(line)
 			if t == "" || len(t) > 2000 {
+				prev = 0
 				continue
 			}
 			s := errorScore(t)
+			if s == 0 && prev >= 3 && t != line && locationLine(t) {
+				s = 3 // "    x_test.go:9: want 4": where the failure above happened
+			}
+			prev = s
 			if s == 0 {
 				continue
 			}
@@ -295,4 +300,15 @@ func header(t string) bool {
 		}
 	}
 	return false
+}
+
+// locationLine reports a line that starts with a file:line reference
+// ("sum_test.go:9: Sum(2, 2) = 5", "src/a.rs:3:5").
+func locationLine(t string) bool {
+	k := strings.IndexByte(t, ' ')
+	if k < 0 {
+		k = len(t)
+	}
+	_, line, ok := pathRef(strings.TrimSuffix(t[:k], ":"))
+	return ok && line != ""
 }

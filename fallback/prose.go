@@ -213,41 +213,31 @@ var revisionStarts = []string{"no,", "no ", "not ", "actually", "instead", "wait
 	"scratch that", "change ", "hmm", "that's not", "thats not", "that is not", "undo", "revert", "stop"}
 
 // constraintSentences returns the parts of a user's ask that state a rule
-// or revise an earlier ask, verbatim: the whole ask when it is short or
-// opens as a correction, otherwise each sentence holding a rule word.
+// or revise an earlier ask, verbatim: the whole ask when it opens as a
+// correction or is one sentence, otherwise each sentence holding a rule
+// word.
 func constraintSentences(ask string) []string {
-	l := strings.ToLower(strings.TrimSpace(ask))
-	revision := false
+	ask = strings.TrimSpace(ask)
+	l := strings.ToLower(ask)
 	for _, r := range revisionStarts {
 		if strings.HasPrefix(l, r) {
-			revision = true
-			break
+			return []string{ask}
 		}
 	}
-	hasRule := false
-	for _, c := range ruleCues {
-		if strings.Contains(l, c) {
-			hasRule = true
-			break
-		}
-	}
-	if !revision && !hasRule {
+	if !hasAny(l, ruleCues) {
 		return nil
 	}
-	if revision || len(ask) <= 240 {
-		return []string{strings.TrimSpace(ask)}
-	}
-	var out []string
+	var all, rules []string
 	sentences(ask, func(s string) {
-		ls := strings.ToLower(s)
-		for _, c := range ruleCues {
-			if strings.Contains(ls, c) {
-				out = append(out, s)
-				return
-			}
+		all = append(all, s)
+		if hasAny(strings.ToLower(s), ruleCues) {
+			rules = append(rules, s)
 		}
 	})
-	return out
+	if len(all) == 1 && len(ask) <= 400 {
+		return []string{ask}
+	}
+	return rules
 }
 
 // harnessTags open text that an agent's harness injects in the user role:

@@ -135,7 +135,7 @@ func (w *window) buildAsks(d *draft) {
 		seen[a.text] = true
 		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a.text, rank: a.msg, order: -a.msg})
 	}
-	seenRule := map[string]bool{d.snapshot: true} // the snapshot is always kept whole
+	seenRule := map[string]bool{}
 	for _, a := range w.asks {
 		for _, s := range constraintSentences(a.text) {
 			if seenRule[s] {
@@ -746,7 +746,9 @@ func buildFiles(d *draft, all []*refStat, root string) {
 		switch {
 		case touched, r.span:
 		case !strings.ContainsAny(r.text, `/\`):
-			continue // a bare name only mentioned: too often a module or a domain
+			if said == 0 {
+				continue // a bare name only a tool printed: too often a module or a domain
+			}
 		case said == 0 && r.msgs[srcArgs] < 2 && r.msgs[srcResult] < 3:
 			continue
 		}
@@ -775,7 +777,8 @@ func buildFiles(d *draft, all []*refStat, root string) {
 		if touched && r.op == opMention {
 			rank = 1<<15 + min(r.score(), 1<<14)
 		}
-		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rank, order: r.first})
+		// Rendered as ranked: changed files first, then read, then named.
+		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rank, order: -rank<<32 + r.first})
 	}
 }
 
@@ -907,6 +910,9 @@ func (w *window) buildLastTurns(d *draft, n int) {
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	if n < len("…")+1 {
+		return ""
 	}
 	cut := n - len("…")
 	for cut > 0 && !runeStart(s[cut]) {
