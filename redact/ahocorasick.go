@@ -32,77 +32,81 @@ func newKeywordSet(keywords []string) *keywordSet {
 	// Columns: one per distinct (lowercased) byte used by a keyword, plus
 	// column 0 for every other byte.
 	var col [256]uint8
-	n := uint8(0)
+	ncols := uint8(0)
 	for _, w := range keywords {
 		for i := 0; i < len(w); i++ {
 			c := lowerASCII(w[i])
 			if col[c] == 0 {
-				n++
-				col[c] = n
+				ncols++
+				col[c] = ncols
 			}
 		}
 	}
-	k.ncol = uint32(n) + 1
+	k.ncol = uint32(ncols) + 1
 	for b := 0; b < 256; b++ {
 		k.class[b] = col[lowerASCII(byte(b))]
 	}
 
-	// Trie.
-	type node struct {
-		next map[uint8]int
-		out  []int32
+	// Trie, as a table: trans[s*nc+c] is the child of s on column c, or -1.
+	nc := int(k.ncol)
+	trans := make([]int32, nc, nc*8*len(keywords)+nc)
+	for c := range trans {
+		trans[c] = -1
 	}
-	nodes := []node{{next: map[uint8]int{}}}
+	var outs [][]int32
+	outs = append(outs, nil)
 	for id, w := range keywords {
 		k.lens[id] = len(w)
 		s := 0
 		for i := 0; i < len(w); i++ {
-			c := k.class[w[i]]
-			t, ok := nodes[s].next[c]
-			if !ok {
-				t = len(nodes)
-				nodes = append(nodes, node{next: map[uint8]int{}})
-				nodes[s].next[c] = t
+			c := int(k.class[w[i]])
+			t := trans[s*nc+c]
+			if t < 0 {
+				t = int32(len(outs))
+				outs = append(outs, nil)
+				for j := 0; j < nc; j++ {
+					trans = append(trans, -1)
+				}
+				trans[s*nc+c] = t
 			}
-			s = t
+			s = int(t)
 		}
-		nodes[s].out = append(nodes[s].out, int32(id))
+		outs[s] = append(outs[s], int32(id))
 	}
 
 	// Breadth-first: failure links, inherited outputs and the full
-	// transition table.
-	nc := int(k.ncol)
-	trans := make([]int, len(nodes)*nc)
-	fail := make([]int, len(nodes))
-	queue := make([]int, 0, len(nodes))
+	// transition table (missing children become the failure's transition).
+	n := len(outs)
+	fail := make([]int32, n)
+	queue := make([]int32, 0, n)
 	for c := 0; c < nc; c++ {
-		if t, ok := nodes[0].next[uint8(c)]; ok {
-			trans[c] = t
+		if t := trans[c]; t >= 0 {
 			queue = append(queue, t)
+		} else {
+			trans[c] = 0
 		}
 	}
 	for len(queue) > 0 {
-		s := queue[0]
+		s := int(queue[0])
 		queue = queue[1:]
-		nodes[s].out = append(nodes[s].out, nodes[fail[s]].out...)
+		if f := fail[s]; len(outs[f]) > 0 {
+			outs[s] = append(outs[s][:len(outs[s]):len(outs[s])], outs[f]...)
+		}
 		for c := 0; c < nc; c++ {
-			if t, ok := nodes[s].next[uint8(c)]; ok {
-				fail[t] = trans[fail[s]*nc+c]
-				trans[s*nc+c] = t
+			f := trans[int(fail[s])*nc+c]
+			if t := trans[s*nc+c]; t >= 0 {
+				fail[t] = f
 				queue = append(queue, t)
 			} else {
-				trans[s*nc+c] = trans[fail[s]*nc+c]
+				trans[s*nc+c] = f
 			}
 		}
 	}
 	k.delta = make([]uint32, len(trans))
-	k.outs = make([][]int32, len(nodes))
-	for s := range nodes {
-		k.outs[s] = nodes[s].out
-	}
+	k.outs = outs
 	for i, t := range trans {
 		v := uint32(t) * k.ncol
-		if len(nodes[t].out) > 0 {
+		if len(outs[t]) > 0 {
 			v |= hitFlag
 		}
 		k.delta[i] = v
@@ -124,4 +128,18 @@ func (k *keywordSet) scan(s string, hit func(start int, id int32)) {
 			}
 		}
 	}
+}
+
+// any reports whether s contains a keyword.
+func (k *keywordSet) any(s string) bool {
+	delta, class := k.delta, &k.class
+	off := uint32(0)
+	for i := 0; i < len(s); i++ {
+		v := delta[off+uint32(class[s[i]])]
+		if v&hitFlag != 0 {
+			return true
+		}
+		off = v
+	}
+	return false
 }

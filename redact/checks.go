@@ -4,6 +4,7 @@ import (
 	"hash/crc32"
 	"math"
 	"strings"
+	"sync"
 )
 
 // Byte classes used by boundary and value checks. A table lookup keeps the
@@ -66,20 +67,33 @@ func entropy(s string) float64 {
 	if len(s) == 0 {
 		return 0
 	}
-	var counts [256]int
+	var counts [256]int32
 	for i := 0; i < len(s); i++ {
 		counts[s[i]]++
 	}
-	n := float64(len(s))
-	var h float64
+	// H = log2(n) - (1/n) * sum(c * log2(c)), with c*log2(c) from a table
+	// for the counts short values have.
+	n := len(s)
+	var sum float64
 	for _, c := range counts {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
+		if c > 1 {
+			if int(c) < len(clog2) {
+				sum += clog2[c]
+			} else {
+				sum += float64(c) * math.Log2(float64(c))
+			}
 		}
 	}
-	return h
+	return math.Log2(float64(n)) - sum/float64(n)
 }
+
+// clog2[c] is c*log2(c).
+var clog2 = func() (t [512]float64) {
+	for c := 2; c < len(t); c++ {
+		t[c] = float64(c) * math.Log2(float64(c))
+	}
+	return
+}()
 
 // charKinds returns a bit set of the kinds of characters in s: lower, upper,
 // digit, other.
@@ -128,15 +142,14 @@ var placeholderMarkers = []string{
 	"foobar", "lorem", "fake",
 }
 
+var placeholderSet = sync.OnceValue(func() *keywordSet { return newKeywordSet(placeholderMarkers) })
+
 // isPlaceholder reports whether v looks like a documented stand-in rather
 // than a credential: marker words, masks such as ***, template syntax, long
 // runs of one character, or an ascending run such as 12345678 or abcdefgh.
 func isPlaceholder(v string) bool {
-	lv := strings.ToLower(v)
-	for _, m := range placeholderMarkers {
-		if strings.Contains(lv, m) {
-			return true
-		}
+	if placeholderSet().any(v) {
+		return true
 	}
 	if strings.Contains(v, "<") && strings.Contains(v, ">") {
 		return true
@@ -224,4 +237,41 @@ func leftBoundary(t string, i int) bool {
 // rightBoundary reports whether a token may end at t[i].
 func rightBoundary(t string, i int) bool {
 	return i >= len(t) || !isAlnum(t[i])
+}
+
+// containsFold reports whether s contains needle (lowercase ASCII),
+// ignoring ASCII case, without allocating.
+func containsFold(s, needle string) bool {
+	if len(needle) == 0 {
+		return true
+	}
+	c0 := needle[0]
+	for i := 0; i+len(needle) <= len(s); i++ {
+		if lowerASCII(s[i]) != c0 {
+			continue
+		}
+		j := 1
+		for j < len(needle) && lowerASCII(s[i+j]) == needle[j] {
+			j++
+		}
+		if j == len(needle) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSuffixFold reports whether s ends with suffix (lowercase ASCII),
+// ignoring ASCII case.
+func hasSuffixFold(s, suffix string) bool {
+	if len(s) < len(suffix) {
+		return false
+	}
+	tail := s[len(s)-len(suffix):]
+	for i := 0; i < len(suffix); i++ {
+		if lowerASCII(tail[i]) != suffix[i] {
+			return false
+		}
+	}
+	return true
 }

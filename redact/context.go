@@ -95,6 +95,7 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	if !ok {
 		return
 	}
+	sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve) // keywords inside the value are not names
 	quoted := vs > 0 && isQuote(t[vs-1])
 	vs, ve = stripScheme(t, vs, ve, class)
 	v := t[vs:ve]
@@ -158,22 +159,19 @@ func expandName(t string, ks, ke int) (int, int, bool) {
 	return i, j, true
 }
 
-// splitWords splits a name into lowercase words at separators and camelCase
-// humps: "AWS_SECRET_ACCESS_KEY", "secretAccessKey" and "APIKey" give
-// [aws secret access key], [secret access key], [api key].
-func splitWords(name string) []string {
-	var words []string
+// wordBounds calls fn with the start and end of each word of name, split
+// at separators and camelCase humps: "AWS_SECRET_ACCESS_KEY",
+// "secretAccessKey" and "APIKey" give [AWS SECRET ACCESS KEY], [secret
+// Access Key], [API Key]. A false return stops it.
+func wordBounds(name string, fn func(s, e int) bool) {
 	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			words = append(words, strings.ToLower(name[start:end]))
-		}
-		start = -1
-	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !isAlnum(c) {
-			flush(i)
+			if start >= 0 && !fn(start, i) {
+				return
+			}
+			start = -1
 			continue
 		}
 		if start < 0 {
@@ -182,19 +180,27 @@ func splitWords(name string) []string {
 		}
 		p := name[i-1]
 		upper := c >= 'A' && c <= 'Z'
-		switch {
-		case upper && p >= 'a' && p <= 'z':
-			flush(i)
-			start = i
-		case upper && p >= 'A' && p <= 'Z' && i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z':
-			flush(i)
-			start = i
-		case upper && p >= '0' && p <= '9':
-			flush(i)
+		if upper && ((p >= 'a' && p <= 'z') || (p >= '0' && p <= '9') ||
+			(p >= 'A' && p <= 'Z' && i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z')) {
+			if !fn(start, i) {
+				return
+			}
 			start = i
 		}
 	}
-	flush(len(name))
+	if start >= 0 {
+		fn(start, len(name))
+	}
+}
+
+// splitWords returns the lowercase words of name (see wordBounds).
+func splitWords(name string) []string {
+	lower := strings.ToLower(name)
+	words := make([]string, 0, 4)
+	wordBounds(name, func(s, e int) bool {
+		words = append(words, lower[s:e])
+		return true
+	})
 	return words
 }
 
@@ -520,9 +526,11 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 }
 
 func isScheme(w string) bool {
-	lw := strings.ToLower(w)
+	if len(w) > 16 {
+		return false
+	}
 	for _, s := range authSchemes {
-		if lw == s {
+		if strings.EqualFold(w, s) {
 			return true
 		}
 	}
@@ -831,26 +839,23 @@ func plausibleValue(v string, class nameClass) bool {
 			return false
 		}
 	}
-	if n > 8192 || isReference(v) || isPlaceholder(v) {
-		return false
-	}
-	if _, ok := maskAt(v, 0); ok || strings.Contains(v, maskKeyword) {
-		return false
-	}
-	switch strings.ToLower(v) {
-	case "true", "false", "null", "none", "nil", "undefined", "required", "optional", "string", "password",
-		"secret", "token", "bearer", "basic", "hidden", "masked", "default", "empty", "unset", "disabled", "enabled":
-		return false
-	}
-	if allDigits(strings.NewReplacer(".", "", "-", "", "_", "", " ", "").Replace(v)) {
-		return false // numbers, versions, dates, ports
-	}
-	if looksLikeWords(v) || looksLikePathOrURL(v) || looksLikeEnvName(v) {
-		return false
-	}
-	if strings.ContainsAny(v, " \t\n") {
+	if n > maxValue || strings.ContainsAny(v, " \t\n") {
 		// Text with blanks under a secret-like name is a description, a
 		// query or code more often than a passphrase.
+		return false
+	}
+	if numberLike(v) || isReference(v) || strings.Contains(v, maskKeyword) {
+		return false // numbers, versions, dates, ports; references; masks
+	}
+	if n <= 16 {
+		for _, w := range []string{"true", "false", "null", "none", "nil", "undefined", "required", "optional", "string",
+			"password", "secret", "token", "bearer", "basic", "hidden", "masked", "default", "empty", "unset", "disabled", "enabled"} {
+			if strings.EqualFold(v, w) {
+				return false
+			}
+		}
+	}
+	if isPlaceholder(v) || looksLikeWords(v) || looksLikePathOrURL(v) || looksLikeEnvName(v) {
 		return false
 	}
 	lower, upper, digit, other := charKinds(v)
@@ -866,6 +871,25 @@ func plausibleValue(v string, class nameClass) bool {
 	default:
 		return entropy(v) >= 2.5 && (digit || (lower && upper) || other)
 	}
+}
+
+// maxValue is the longest value the context detector considers: longer
+// ones are documents, not credentials (PEM bodies have their own detector).
+const maxValue = 4096
+
+// numberLike reports digits with separators: ports, versions, dates.
+func numberLike(v string) bool {
+	digits := 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' || c == '-' || c == '_' || c == ':' || c == ',':
+		default:
+			return false
+		}
+	}
+	return digits > 0
 }
 
 // isReference reports values that name a secret kept elsewhere: variables,
@@ -969,38 +993,42 @@ func looksLikeWords(v string) bool {
 	}
 	// camelCase chain of dictionary-like humps: every hump 3+ letters, only
 	// a short digit tail.
-	humps := splitWords(v)
-	if len(humps) < 2 {
-		return false
-	}
-	for i, h := range humps {
-		letters := strings.TrimRight(h, "0123456789")
-		if len(h)-len(letters) > 2 || (len(letters) < 3 && !(i == len(humps)-1 && len(letters) >= 1)) {
-			return false
-		}
-		for j := 0; j < len(letters); j++ {
-			if letters[j] < 'a' || letters[j] > 'z' {
-				return false
-			}
-		}
-		if !pronounceable(letters) {
-			return false
-		}
-	}
 	for i := 0; i < len(v); i++ {
 		if !isAlnum(v[i]) && v[i] != '-' && v[i] != '_' && v[i] != '.' {
 			return false
 		}
 	}
-	return true
+	humps, ok := 0, true
+	wordBounds(v, func(s, e int) bool {
+		h := v[s:e]
+		letters := strings.TrimRight(h, "0123456789")
+		last := e == len(v)
+		if len(h)-len(letters) > 2 || (len(letters) < 3 && !(last && len(letters) >= 1)) {
+			ok = false
+			return false
+		}
+		for j := 1; j < len(letters); j++ {
+			if letters[j] < 'a' || letters[j] > 'z' {
+				ok = false
+				return false
+			}
+		}
+		if !pronounceable(letters) {
+			ok = false
+			return false
+		}
+		humps++
+		return true
+	})
+	return ok && humps >= 2
 }
 
-// pronounceable is a crude test that a lowercase hump is a word: it has a
-// vowel and no run of four consonants.
+// pronounceable is a crude test that a hump is a word: it has a vowel and
+// no run of four consonants.
 func pronounceable(w string) bool {
 	vowels, run := 0, 0
 	for i := 0; i < len(w); i++ {
-		if strings.IndexByte("aeiouy", w[i]) >= 0 {
+		if strings.IndexByte("aeiouyAEIOUY", w[i]) >= 0 {
 			vowels++
 			run = 0
 		} else {
@@ -1041,9 +1069,11 @@ func looksLikePathOrURL(v string) bool {
 			return true // an e-mail address
 		}
 	}
-	for _, ext := range []string{".json", ".pem", ".key", ".crt", ".p12", ".pfx", ".txt", ".yaml", ".yml", ".env", ".enc", ".gpg", ".asc", ".jks", ".keystore"} {
-		if strings.HasSuffix(strings.ToLower(v), ext) && !strings.ContainsAny(v, " ") {
-			return true
+	if dot := strings.LastIndexByte(v, '.'); dot >= 0 && len(v)-dot <= 9 {
+		for _, ext := range []string{".json", ".pem", ".key", ".crt", ".p12", ".pfx", ".txt", ".yaml", ".yml", ".env", ".enc", ".gpg", ".asc", ".jks", ".keystore"} {
+			if hasSuffixFold(v, ext) {
+				return true
+			}
 		}
 	}
 	return false

@@ -199,7 +199,7 @@ func compileRule(cr Rule, timeout time.Duration) (*rule, error) {
 		}
 	}
 	return &rule{
-		id: sanitizeLabel(cr.ID), description: cr.Description, keywords: kws, prio: prioCustom,
+		id: sanitizeLabel(cr.ID), label: sanitizeLabel(cr.ID), description: cr.Description, keywords: kws, prio: prioCustom,
 		before: customWindow, after: customWindow, minEntropy: cr.Entropy, noBoundary: true, keepPlaceholders: true,
 		custom: &customRule{pat: p, group: cr.SecretGroup, allow: allow},
 	}, nil

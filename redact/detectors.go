@@ -67,10 +67,14 @@ func detectPEM(sc *scan, ks, ke int) {
 	}
 	bodyStart := ke + le + 5
 	bodyEnd := -1
-	if sc.pemNoEndFrom < 0 || bodyStart < sc.pemNoEndFrom {
+	switch {
+	case sc.pemEnd >= bodyStart:
+		bodyEnd = sc.pemEnd // the END found for an earlier BEGIN is the next one
+	case sc.pemNoEndFrom < 0 || bodyStart < sc.pemNoEndFrom:
 		limit := min(len(t), bodyStart+1<<20)
 		if i := strings.Index(t[bodyStart:limit], "-----END"); i >= 0 {
 			bodyEnd = bodyStart + i
+			sc.pemEnd = bodyEnd
 		} else if limit == len(t) {
 			sc.pemNoEndFrom = bodyStart // no END anywhere after: do not search again
 		}
@@ -78,6 +82,7 @@ func detectPEM(sc *scan, ks, ke int) {
 	if bodyEnd < 0 {
 		bodyEnd = truncatedPEMEnd(t, bodyStart)
 	}
+	sc.skip[sc.curRule] = bodyEnd // a BEGIN inside this body is not another key
 	// A body may be split over quoted pieces ("...\n" + "...\n"): mask each
 	// piece and leave the quotes and the code between them alone.
 	s := bodyStart
@@ -323,38 +328,46 @@ func detectCatSecretFile(sc *scan, ks, ke int) {
 }
 
 // structuralScan finds tokens known by their shape alone, with no literal
-// to key on: Discord bot tokens (a base64 user id, a timestamp and an HMAC)
-// and 64-byte base64 account keys (Azure Storage, Cosmos DB, Service Bus).
+// to key on: Discord bot tokens (a base64 user id, a timestamp and an HMAC,
+// joined by dots) and 64-byte base64 account keys (Azure Storage, Cosmos
+// DB, Service Bus) ending in "==". It jumps between dots and "==" with
+// the string package's vectorised search rather than looking at every byte.
 func structuralScan(sc *scan) {
 	t := sc.text
-	// Two kinds of run at once: base64 ([A-Za-z0-9+/=]) for account keys,
-	// dotted base64url ([A-Za-z0-9_.-]) for Discord tokens.
-	b64, dotted := -1, -1
-	for i := 0; i <= len(t); i++ {
-		var c uint16
-		if i < len(t) {
-			c = byteClass[t[i]]
+	for i := 0; ; {
+		j := strings.Index(t[i:], "==")
+		if j < 0 {
+			break
 		}
-		alnum := c&(clsLower|clsUpper|clsDigit) != 0
-		if alnum || c&clsB64 != 0 {
-			if b64 < 0 {
-				b64 = i
-			}
-		} else if b64 >= 0 {
-			if i-b64 == 88 && (b64 == 0 || !isTokenByte(t[b64-1])) && (i == len(t) || !isTokenByte(t[i])) && azureAccountKey(t, b64, i) {
-				sc.add(b64, i, sc.eng.labelRule("azure-account-key"))
-			}
-			b64 = -1
+		e := i + j + 2
+		s := e - 88
+		if s >= 0 && (s == 0 || !isTokenByte(t[s-1])) && (e == len(t) || !isTokenByte(t[e])) && azureAccountKey(t, s, e) {
+			sc.add(s, e, sc.eng.labelRule("azure-account-key"))
 		}
-		if alnum || c&(clsURLSafe|clsNameSep) != 0 {
-			if dotted < 0 {
-				dotted = i
-			}
-		} else if dotted >= 0 {
-			if n := i - dotted; n >= 59 && n <= 80 && discordBotToken(t[dotted:i]) && boundaryOK(t, dotted, i) {
-				sc.add(dotted, i, sc.eng.labelRule("discord-bot-token"))
-			}
-			dotted = -1
+		i = e
+	}
+	for i := 0; ; {
+		j := strings.IndexByte(t[i:], '.')
+		if j < 0 {
+			break
+		}
+		d := i + j
+		i = d + 1
+		// The first part: 23 to 28 base64 characters before the dot.
+		s := d
+		for s > 0 && d-s <= 28 && (isAlnum(t[s-1]) || t[s-1] == '-' || t[s-1] == '_') {
+			s--
+		}
+		if d-s < 23 || d-s > 28 || (s > 0 && isTokenByte(t[s-1])) {
+			continue
+		}
+		e := d + 1
+		for e < len(t) && e-d <= 48 && (isAlnum(t[e]) || t[e] == '-' || t[e] == '_' || t[e] == '.') {
+			e++
+		}
+		if e-s >= 59 && e-s <= 80 && discordBotToken(t[s:e]) && rightBoundary(t, e) {
+			sc.add(s, e, sc.eng.labelRule("discord-bot-token"))
+			i = e
 		}
 	}
 }
@@ -464,6 +477,7 @@ func detectK8sSecret(sc *scan, ks, ke int) {
 	if i := strings.Index(t[ke:to], "\n---"); i >= 0 {
 		to = ke + i
 	}
+	sc.skip[sc.curRule] = to // one manifest, read once
 	doc := t[from:to]
 	for _, key := range []string{"data:", "stringData:", "\"data\":", "\"stringData\":"} {
 		for off := 0; off < len(doc); {

@@ -22,6 +22,7 @@ const (
 // rule is one detector. Exactly one of prefix, window and detect is set.
 type rule struct {
 	id          string
+	label       string // id as a mask label
 	description string
 	keywords    []string
 	// caseSensitive: the keyword must occur exactly as written (the keyword
@@ -32,6 +33,9 @@ type rule struct {
 	// prefix is anchored (^) and matched at the keyword's start, over at most
 	// maxLen bytes.
 	prefix *regexp.Regexp
+	// anchor, if set, moves the start of a prefix match from the keyword
+	// to where the token begins (the keyword sits inside the token).
+	anchor func(t string, kw int) int
 	// window is matched anywhere in [kw-before, kw+after].
 	window        *regexp.Regexp
 	before, after int
@@ -51,6 +55,7 @@ type rule struct {
 	// random body may legitimately contain marker-like runs).
 	keepPlaceholders bool
 	custom           *customRule
+	idx              int // unique among the rules of a Redactor: built-ins first, then custom rules
 }
 
 // cand is a candidate secret: a byte span of the scanned text and the rule
@@ -77,6 +82,17 @@ type scan struct {
 	// pemNoEndFrom is where the PEM detector last found no END line after:
 	// later BEGIN lines do not search again (-1: not yet known).
 	pemNoEndFrom int
+	// pemEnd is where the last END line found starts (-1: none).
+	pemEnd int
+	// skip[i] is where rule i may next look: hits before it fall inside text
+	// the rule already read (a token run, a value, a manifest). With it,
+	// every detector reads each byte a bounded number of times, whatever
+	// the input: the scan stays linear on adversarial text.
+	skip []int
+	// runStart, runEnd cache the token run last measured.
+	runStart, runEnd int
+	// curRule is the idx of the Go detector running, for its skip.
+	curRule int
 	allow        *allowlist
 	timeouts     int
 }
@@ -104,6 +120,8 @@ type engine struct {
 	always []*rule
 	// structural detectors run on every text, without a keyword.
 	structural bool
+	// nidx bounds the rules' idx.
+	nidx int
 	// labels holds the rules that stand for labels of Go detectors that
 	// report under more than one name.
 	labels map[string]*rule
@@ -132,7 +150,7 @@ var detectorLabels = map[string]int{
 func newEngine(rules []*rule, structural bool) *engine {
 	e := &engine{rules: rules, structural: structural, labels: map[string]*rule{}}
 	for l, p := range detectorLabels {
-		e.labels[l] = &rule{id: l, prio: p}
+		e.labels[l] = &rule{id: l, label: l, prio: p}
 	}
 	index := map[string]int{}
 	var words []string
@@ -156,6 +174,10 @@ func newEngine(rules []*rule, structural bool) *engine {
 	}
 	addKW(maskKeyword, nil)
 	for _, r := range rules {
+		if r.label == "" {
+			r.label = sanitizeLabel(r.id) // set before the rules are shared
+		}
+		e.nidx = max(e.nidx, r.idx+1)
 		if len(r.keywords) == 0 {
 			e.always = append(e.always, r)
 			continue
@@ -172,6 +194,7 @@ func newEngine(rules []*rule, structural bool) *engine {
 func (e *engine) run(sc *scan) {
 	text := sc.text
 	sc.lastName = -1
+	sc.skip = make([]int, e.nidx)
 	e.kw.scan(text, func(start int, id int32) {
 		rules := e.kwRules[id]
 		if rules == nil {
@@ -180,7 +203,7 @@ func (e *engine) run(sc *scan) {
 		}
 		end := start + len(e.kwText[id])
 		for _, r := range rules {
-			if r.caseSensitive && text[start:end] != e.kwText[id] {
+			if start < sc.skip[r.idx] || (r.caseSensitive && text[start:end] != e.kwText[id]) {
 				continue
 			}
 			sc.hit(r, start, end)
@@ -205,10 +228,19 @@ func (sc *scan) noteMask(start int) {
 }
 
 func (sc *scan) hit(r *rule, start, end int) {
+	if start < sc.skip[r.idx] {
+		return
+	}
 	switch {
 	case r.detect != nil:
+		sc.curRule = r.idx
 		r.detect(sc, start, end)
 	case r.prefix != nil:
+		if r.anchor != nil {
+			if start = r.anchor(sc.text, start); start < 0 || start < sc.skip[r.idx] {
+				return
+			}
+		}
 		sc.matchPrefix(r, start)
 	default:
 		ws := max(0, start-r.before)
@@ -225,7 +257,10 @@ func (sc *scan) matchPrefix(r *rule, start int) {
 	if !r.noBoundary && (!leftBoundary(t, start) || (start > 0 && t[start-1] == '.')) {
 		return // glued to a word, or the tail of a file or host name
 	}
-	end := min(len(t), start+r.maxLen)
+	// A token never reaches past its run of token bytes: the pattern reads
+	// no further, and later keywords inside the run are not looked at again.
+	end := min(sc.tokenRunEnd(start), start+r.maxLen)
+	sc.skip[r.idx] = end
 	m := r.prefix.FindStringSubmatchIndex(t[start:end])
 	if m == nil {
 		return
@@ -235,6 +270,25 @@ func (sc *scan) matchPrefix(r *rule, start int) {
 		return
 	}
 	sc.accept(r, start+s, start+e, start+m[0], start+m[1])
+}
+
+// isRunByte reports bytes a vendor token may contain.
+func isRunByte(c byte) bool {
+	return isTokenByte(c) || c == '~' || c == '%' || c == '@' || c == '|' || c == ':' || c == '#'
+}
+
+// tokenRunEnd returns the end of the run of token bytes holding t[i].
+func (sc *scan) tokenRunEnd(i int) int {
+	if i >= sc.runStart && i < sc.runEnd {
+		return sc.runEnd
+	}
+	t := sc.text
+	e := i
+	for e < len(t) && isRunByte(t[e]) {
+		e++
+	}
+	sc.runStart, sc.runEnd = i, e
+	return e
 }
 
 // accept runs the post-match checks and records the candidate. ms and me

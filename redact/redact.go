@@ -112,11 +112,12 @@ func New(cfg Config) (*Redactor, error) {
 				}
 			}
 		}
-		for _, cr := range cfg.Rules {
+		for i, cr := range cfg.Rules {
 			r, err := compileRule(cr, timeout)
 			if err != nil {
 				return nil, err
 			}
+			r.idx = len(builtinRules()) + i
 			rules = append(rules, r)
 		}
 		structural := !cfg.NoBuiltin && !slices.Contains(cfg.Disable, "discord-bot-token") && !slices.Contains(cfg.Disable, "azure-account-key")
@@ -132,6 +133,10 @@ var builtinRules = sync.OnceValue(func() []*rule {
 	rules = append(rules, vendorRules()...)
 	rules = append(rules, goRules()...)
 	rules = append(rules, contextRules()...)
+	for i, r := range rules {
+		r.idx = i
+		r.label = sanitizeLabel(r.id)
+	}
 	return rules
 })
 
@@ -222,7 +227,7 @@ type valueSet struct {
 	kw     *keywordSet
 }
 
-var valueRule = &rule{id: "value", description: "value registered with AddValue", prio: prioValue}
+var valueRule = &rule{id: "value", label: "value", description: "value registered with AddValue", prio: prioValue}
 
 func (vs *valueSet) find(sc *scan) {
 	if vs.kw == nil {
@@ -239,7 +244,7 @@ func (vs *valueSet) find(sc *scan) {
 
 // find runs every detector over text and returns the spans to mask.
 func (r *Redactor) find(text string) []cand {
-	sc := &scan{eng: r.eng, text: text, pemNoEndFrom: -1, allow: r.allow}
+	sc := &scan{eng: r.eng, text: text, pemNoEndFrom: -1, pemEnd: -1, allow: r.allow}
 	r.eng.run(sc)
 	r.values.Load().find(sc)
 	if sc.timeouts > 0 {
@@ -264,9 +269,9 @@ func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
 			key = text[c.start:c.end]
 		}
 		b.WriteString(text[prev:c.start])
-		b.WriteString(r.masks.mask(sanitizeLabel(c.rule.id), key))
+		b.WriteString(r.masks.mask(c.rule.label, key))
 		prev = c.end
-		found = append(found, Finding{Rule: sanitizeLabel(c.rule.id), Start: c.start, End: c.end})
+		found = append(found, Finding{Rule: c.rule.label, Start: c.start, End: c.end})
 	}
 	b.WriteString(text[prev:])
 	r.findings.Add(int64(len(spans)))

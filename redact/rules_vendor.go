@@ -211,22 +211,34 @@ var windowTokens = []win{
 		re: `BUNDLE_[A-Z0-9_]*__[A-Z]+['"]?\s*[:=]\s*['"]?([A-Za-z0-9._%+-]+:[^\s'";&]+)`, group: 1, before: 0, after: 200},
 	{id: "facebook-access-token", desc: "Facebook app access token (app id|secret)", kw: []string{"facebook", "fb_", "graph.facebook"},
 		re: `[0-9]{13,17}(?:\||%7C)[A-Za-z0-9_-]{27,}`, before: 100, after: 300},
-	{id: "hashicorp-tf-token", desc: "HashiCorp Terraform Cloud / Enterprise token", kw: []string{".atlasv1."},
-		re: `[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}`, before: 16, after: 72},
-	{id: "azure-ad-client-secret", desc: "Microsoft Entra ID (Azure AD) client secret", kw: []string{"Q~"}, caseSensitive: true,
-		re: `[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}`, before: 6, after: 40, ent: 3.0},
-	{id: "telegram-bot-token", desc: "Telegram bot token", kw: []string{":AA"}, caseSensitive: true,
-		re: `[0-9]{8,10}:AA[A-Za-z0-9_-]{32,34}`, before: 12, after: 40},
-	{id: "telegram-bot-token", desc: "Telegram bot token near the word telegram", kw: []string{"telegram"},
-		re: `[0-9]{5,16}:A[A-Za-z0-9_-]{34}`, before: 200, after: 400},
 	{id: "twilio-auth-token", desc: "Twilio auth token beside its account SID", kw: []string{"twilio"},
 		re: `AC[0-9a-f]{32}['"]?\s*[,:]\s*['"]?([0-9a-f]{32})`, group: 1, before: 400, after: 600},
-	{id: "mailchimp-api-key", desc: "Mailchimp API key", kw: []string{"-us"}, caseSensitive: true,
-		re: `[0-9a-f]{32}-us[0-9]{1,2}`, before: 34, after: 4},
-	{id: "azure-devops-pat", desc: "Azure DevOps personal access token", kw: []string{"AZDO"}, caseSensitive: true,
-		re: `[A-Za-z0-9]{52}JQQJ9[0-9]{2}[A-Za-z0-9]{17}AZDO[A-Za-z0-9]{4}`, before: 80, after: 6},
-	{id: "deepl-api-key", desc: "DeepL API key", kw: []string{":fx"}, caseSensitive: true,
-		re: `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:fx`, before: 38, after: 4},
+}
+
+// mid describes a token recognised by a literal at a known place inside
+// it: the token's start is found from the literal, and the pattern is
+// anchored there.
+type mid struct {
+	id, desc string
+	kw       string // exact case
+	re       string
+	back     int  // the literal starts this many bytes into the token
+	digits   bool // or: the token starts with the run of digits before the literal
+	ent      float64
+}
+
+var midTokens = []mid{
+	{id: "hashicorp-tf-token", desc: "HashiCorp Terraform Cloud / Enterprise token", kw: ".atlasv1.",
+		re: `[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}`, back: 14},
+	{id: "azure-ad-client-secret", desc: "Microsoft Entra ID (Azure AD) client secret", kw: "Q~",
+		re: `[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}`, back: 4, ent: 3.0},
+	{id: "telegram-bot-token", desc: "Telegram bot token", kw: ":AA",
+		re: `[0-9]{5,16}:AA[A-Za-z0-9_-]{32,34}`, digits: true},
+	{id: "mailchimp-api-key", desc: "Mailchimp API key", kw: "-us", re: `[0-9a-f]{32}-us[0-9]{1,2}`, back: 32},
+	{id: "azure-devops-pat", desc: "Azure DevOps personal access token", kw: "AZDO",
+		re: `[A-Za-z0-9]{52}JQQJ9[0-9]{2}[A-Za-z0-9]{17}AZDO[A-Za-z0-9]{4}`, back: 76},
+	{id: "deepl-api-key", desc: "DeepL API key", kw: ":fx",
+		re: `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:fx`, back: 36},
 }
 
 // vendorRules compiles the token tables.
@@ -248,6 +260,23 @@ func vendorRules() []*rule {
 			r.prio = prioVendor + 1 // more specific than sk-api-key
 		}
 		rules = append(rules, r)
+	}
+	for _, m := range midTokens {
+		back, digits := m.back, m.digits
+		rules = append(rules, &rule{
+			id: m.id, description: m.desc, keywords: []string{m.kw}, caseSensitive: true, prio: prioVendor,
+			prefix: regexp.MustCompile(`^` + m.re), maxLen: 256, minEntropy: m.ent,
+			anchor: func(t string, kw int) int {
+				if !digits {
+					return kw - back
+				}
+				s := kw
+				for s > 0 && kw-s < 16 && t[s-1] >= '0' && t[s-1] <= '9' {
+					s--
+				}
+				return s
+			},
+		})
 	}
 	for _, w := range windowTokens {
 		rules = append(rules, &rule{
