@@ -183,10 +183,13 @@ func errorLines(out string, fileContent bool) []string {
 // errorScore rates how clearly a line reports a failure: 0 not at all, 2 a
 // warning, 3 a line naming an error, 5 an exception or compiler diagnostic.
 func errorScore(t string) int {
+	l := strings.ToLower(t)
+	if noError(l) {
+		return 0
+	}
 	if exceptionLine(t) {
 		return 5
 	}
-	l := strings.ToLower(t)
 	if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "fatal") || strings.HasPrefix(l, "panic:") ||
 		strings.Contains(l, ": error") || strings.Contains(l, " error ts") || strings.Contains(l, "error[") ||
 		strings.Contains(l, "*** [") {
@@ -311,4 +314,23 @@ func locationLine(t string) bool {
 	}
 	_, line, ok := pathRef(strings.TrimSuffix(t[:k], ":"))
 	return ok && line != ""
+}
+
+// noError recognises lines that report the absence of errors: "Error:
+// (none)", "errors: 0", "0 failed", "no errors".
+func noError(l string) bool {
+	for _, p := range []string{"error:", "errors:", "stderr:", "failed:", "failures:"} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			switch strings.TrimSpace(rest) {
+			case "", "(none)", "none", "null", "nil", "0", "[]", "{}", "false", "no":
+				return true
+			}
+		}
+	}
+	for _, p := range []string{"0 errors", "0 error", "no errors", "0 failed", "0 failures", "without errors", "no error", "0 warnings"} {
+		if strings.HasPrefix(l, p) || strings.Contains(l, " "+p) && !strings.Contains(l, "fail ") && !strings.Contains(l, "error:") {
+			return !strings.Contains(l, " 1 error") && !strings.Contains(l, "exception")
+		}
+	}
+	return false
 }

@@ -18,10 +18,13 @@ func sentences(s string, fn func(string)) {
 			inFence = !inFence
 			continue
 		}
-		if inFence || t == "" {
-			continue
+		if inFence || t == "" || strings.HasPrefix(t, "#") {
+			continue // code, blank lines and headings are not sentences
 		}
-		t = strings.TrimLeft(t, "-*+>#• ")
+		if len(t) > 4 && strings.HasPrefix(t, "**") && strings.HasSuffix(t, "**") {
+			continue // a bold title
+		}
+		t = strings.TrimLeft(t, "-*+>• ")
 		if n := numberedPrefix(t); n > 0 {
 			t = t[n:]
 		}

@@ -181,6 +181,28 @@ func (x *refIndex) paths() []*refStat {
 	for _, a := range abs {
 		byBase[baseName(a.text)] = append(byBase[baseName(a.text)], a)
 	}
+	// A bare or short relative path that ends exactly one longer relative
+	// path is the same file (get.ts and packages/services/src/get.ts).
+	relBase := map[string][]*refStat{}
+	for _, r := range rel {
+		relBase[baseName(r.text)] = append(relBase[baseName(r.text)], r)
+	}
+	var longer []*refStat
+	for _, r := range rel {
+		var into *refStat
+		n := 0
+		for _, o := range relBase[baseName(r.text)] {
+			if o != r && strings.HasSuffix(o.text, "/"+r.text) {
+				into, n = o, n+1
+			}
+		}
+		if n == 1 && len(byBase[baseName(r.text)]) == 0 {
+			merge(into, r)
+			continue
+		}
+		longer = append(longer, r)
+	}
+	rel = longer
 	out := append([]*refStat(nil), abs...)
 	roots := map[string]int{}
 	for _, r := range rel {

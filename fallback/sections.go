@@ -135,7 +135,7 @@ func (w *window) buildAsks(d *draft) {
 		seen[a.text] = true
 		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a.text, rank: a.msg, order: -a.msg})
 	}
-	seenRule := map[string]bool{}
+	seenRule := map[string]bool{d.snapshot: true, d.goal: true} // shown whole already
 	for _, a := range w.asks {
 		for _, s := range constraintSentences(a.text) {
 			if seenRule[s] {
@@ -864,8 +864,8 @@ func (w *window) workdir() string {
 		if dir == "" && c.exec {
 			dir = cdDir(c.key)
 		}
-		if dir == "" {
-			continue
+		if !absolute(dir) {
+			continue // "." says nothing
 		}
 		count[dir]++
 		if n := count[dir]; n > bestN || n == bestN && dir < best {
@@ -873,6 +873,11 @@ func (w *window) workdir() string {
 		}
 	}
 	return best
+}
+
+// absolute reports a POSIX, home-relative or Windows absolute path.
+func absolute(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~/") || len(p) > 2 && p[1] == ':' && isLetter(p[0])
 }
 
 // buildLastTurns shows what was said last before the cut: the final

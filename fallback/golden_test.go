@@ -1,0 +1,69 @@
+package fallback_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/fallback"
+	"github.com/compactkit/compact/format"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden handoffs in testdata/golden")
+
+// goldenCases are real transcripts of different formats (copies in
+// testdata/corpus, with their SOURCES.md rows). Each builds a handoff of its
+// middle 60% of messages, as a compaction that keeps a fifth at each end
+// would drop, or of all messages where the point is a summary at the start.
+var goldenCases = []struct {
+	file   string
+	format format.Name
+	all    bool
+}{
+	{"claudecode_agentcmd_full-session-two.jsonl", format.ClaudeCode, false},
+	{"codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl", format.Codex, false},
+	{"minisweagent_deepseek_chat_test_1-100_django__django-11099.traj.json", format.MiniSWEAgent, false},
+	{"sweagent_gpt4_test-repo-i1.traj", format.SWEAgent, false},
+	{"sweagent_ctf_web_i_got_id_demo.traj", format.SWEAgent, false},
+	{"openhands_traj_basic_gui_mode.json", format.OpenHands, false},
+	{"gemini_agentcmd_session-2025-10-27T19-55-981c87cb.json", format.GeminiCLI, false},
+	{"claudecode_agenthistory_session_with_compaction.synthetic.jsonl", format.ClaudeCode, true},
+	{"codex_agenthistory_session_with_compaction.synthetic.jsonl", format.Codex, true},
+}
+
+// TestGolden compares each case's handoff with testdata/golden/NAME.md;
+// go test ./fallback/ -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, tc := range goldenCases {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "corpus", tc.file))
+			require.NoError(t, err)
+			tr, err := format.Read(bytes.NewReader(data), tc.file, "")
+			require.NoError(t, err)
+			require.Equal(t, string(tc.format), tr.Format, "detected format")
+			window := tr.Messages
+			if n := len(window); !tc.all {
+				window = window[n/5 : n-n/5]
+			}
+			h, err := fallback.Build(window, fallback.Config{})
+			require.NoError(t, err)
+			got := h.Message().Text() + "\n"
+			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(tc.file, filepath.Ext(tc.file))+".md")
+			if *update {
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+				return
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./fallback/ -update to create it")
+			require.Equal(t, string(want), got)
+			// A golden handoff is a well-formed one.
+			_, err = compact.ParseHandoff(got)
+			require.NoError(t, err)
+		})
+	}
+}
