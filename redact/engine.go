@@ -92,9 +92,9 @@ type scan struct {
 	// runStart, runEnd cache the token run last measured.
 	runStart, runEnd int
 	// curRule is the idx of the Go detector running, for its skip.
-	curRule int
-	allow        *allowlist
-	timeouts     int
+	curRule  int
+	allow    *allowlist
+	timeouts int
 }
 
 func (sc *scan) add(start, end int, r *rule) {
