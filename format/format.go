@@ -40,7 +40,10 @@ type Format struct {
 	Description string
 	// Sniff scores how likely head, the first bytes of the input (up to
 	// SniffSize), is in this format: 0 means no; a more specific match
-	// scores higher. The highest score wins detection.
+	// scores higher. The highest score wins detection. Generic shapes score
+	// low (a plain array of {role, content} is OpenAI Chat at 30, an
+	// Anthropic request at 40-50); a format's own markers (a
+	// "trajectory_format", a "session_meta" line) should score 60-100.
 	Sniff func(head []byte) int
 	// Read parses the whole input. name is used in error messages only.
 	Read func(r io.Reader, name string) (compact.Transcript, error)
