@@ -67,7 +67,11 @@ func crashWriter(dir string) int {
 			parent = c.ID
 		}
 		// Vary the size, so kills land in writes of different lengths.
-		c.Transcript.Messages[2].Parts[0].Text = strings.Repeat("y", 50_000+rand.IntN(150_000))
+		size := 50_000 + rand.IntN(150_000)
+		if raceEnabled {
+			size /= 8
+		}
+		c.Transcript.Messages[2].Parts[0].Text = strings.Repeat("y", size)
 		c.Task = fmt.Sprint("save ", c.Seq+1)
 		if err := s.Save(ctx, c, parent); err != nil {
 			fmt.Fprintln(os.Stderr, "save:", err)
@@ -112,7 +116,11 @@ func TestFileStoreSurvivesSIGKILL(t *testing.T) {
 		if lines.Scan() {
 			reported = append(reported, lines.Text())
 		}
-		time.Sleep(time.Duration(rand.IntN(20_000)) * time.Microsecond)
+		wait := 40_000
+		if raceEnabled {
+			wait = 80_000
+		}
+		time.Sleep(time.Duration(rand.IntN(wait)) * time.Microsecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		for lines.Scan() {
 			reported = append(reported, lines.Text())
