@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/compactkit/compact"
 )
@@ -168,7 +169,7 @@ func ccTemplate(m *compact.Message) []byte {
 // comment at the top of this file).
 func ccChain(out []ccOut, ctx *ccContext, compacting bool, remap map[string]string) [][]byte {
 	var recs [][]byte
-	prev := ""
+	prev, prevMsg := "", "" // last chain record written; last conversation record
 	live := map[string]bool{}
 	afterInserted, inLive := false, !compacting
 	for _, o := range out {
@@ -176,7 +177,7 @@ func ccChain(out []ccOut, ctx *ccContext, compacting bool, remap map[string]stri
 			logical := ""
 			parent := prev
 			if o.boundary {
-				logical, parent = prev, ""
+				logical, parent = prevMsg, ""
 				inLive = true
 				clear(live)
 			}
@@ -213,6 +214,9 @@ func ccChain(out []ccOut, ctx *ccContext, compacting bool, remap map[string]stri
 			recs = append(recs, raw)
 			live[uuid] = true
 			prev = uuid
+			if t := memberString(raw, "type"); t == ccUser || t == ccAssistant {
+				prevMsg = uuid
+			}
 			afterInserted = false
 		}
 	}
@@ -241,8 +245,8 @@ func ccChainFields(raw []byte) (uuid, parent string, chain bool) {
 // every other byte kept.
 func ccSetParent(raw []byte, parent string) []byte {
 	fields, _ := scanObject(raw)
-	for _, f := range fields {
-		if f.Key == "parentUuid" && f.End >= 0 {
+	for i := len(fields) - 1; i >= 0; i-- {
+		if f := fields[i]; strings.EqualFold(f.Key, "parentUuid") && f.End >= 0 {
 			v := jsonOf(parent)
 			out := make([]byte, 0, len(raw)+len(v))
 			out = append(out, raw[:f.Start]...)
@@ -346,9 +350,12 @@ func (o *jsonObject) add(key string, v any) *jsonObject {
 	}
 	o.b.Write(jsonOf(key))
 	o.b.WriteByte(':')
-	if raw, ok := v.(json.RawMessage); ok {
+	switch raw := v.(type) {
+	case json.RawMessage:
 		o.b.Write(raw)
-	} else {
+	case []byte:
+		o.b.Write(raw)
+	default:
 		o.b.Write(jsonOf(v))
 	}
 	return o
@@ -410,7 +417,9 @@ func (ctx *ccContext) boundary() ccOut {
 			o.add("uuid", uuid)
 		}
 		o.add("level", "info")
-		o.add("compactMetadata", map[string]any{"trigger": "manual", "preTokens": ctx.preTokens})
+		var meta jsonObject
+		meta.add("trigger", "manual").add("preTokens", ctx.preTokens)
+		o.add("compactMetadata", json.RawMessage(meta.bytes()))
 		return o.bytes()
 	}}
 }

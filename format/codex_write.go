@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/compactkit/compact"
 )
@@ -107,27 +108,61 @@ func codexRereads(out []byte, t *compact.Transcript) bool {
 }
 
 // codexCompact writes every record, then a compacted line whose
-// replacement_history is the whole live history.
+// replacement_history is the whole live history: the messages' items and
+// the live non-message items (ghost snapshots, web searches) where they
+// stood, as Codex's remote compaction keeps them.
 func codexCompact(w io.Writer, t *compact.Transcript) error {
 	ew := &stickyWriter{w: w}
 	records := slices.Clone(t.Records)
 	slices.SortStableFunc(records, func(a, b compact.Record) int { return a.At - b.At })
-	for _, r := range records {
+	live := 0 // records from here on follow the last reset
+	for i, r := range records {
 		ew.writeLine(r.Raw)
+		if r.Marker {
+			live = i + 1
+		}
 	}
 	history := []json.RawMessage{}
 	message := ""
+	r := live
 	for i := range t.Messages {
+		for ; r < len(records) && records[r].At <= i; r++ {
+			if item := codexLiveItem(records[r]); item != nil {
+				history = append(history, item)
+			}
+		}
 		m := &t.Messages[i]
 		if isNewSummary(m, Codex) {
 			message = m.Text()
 		}
 		history = append(history, codexItems(m)...)
 	}
+	for ; r < len(records); r++ {
+		if item := codexLiveItem(records[r]); item != nil {
+			history = append(history, item)
+		}
+	}
 	var payload jsonObject
 	payload.add("message", message).add("replacement_history", history)
 	ew.writeLine(codexLineJSON(codexNewest(t), cxCompacted, payload.bytes()))
 	return ew.err
+}
+
+// codexLiveItem returns the item of a response_item record that is part of
+// the history without being a message, or nil.
+func codexLiveItem(r compact.Record) json.RawMessage {
+	if !strings.HasPrefix(r.Type, cxResponseItem+":") {
+		return nil
+	}
+	payload := memberOf(r.Raw, "payload")
+	var it codexItem
+	if rawSpan(payload).first() != '{' || json.Unmarshal(payload, &it) != nil {
+		return nil
+	}
+	if _, _, isMessage := codexParts(&it); isMessage {
+		return nil // a message demoted by an earlier compaction
+	}
+	return payload
 }
 
 // codexItems returns m as Responses API items: its own items when it is

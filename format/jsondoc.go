@@ -215,10 +215,14 @@ func scanKey(q []byte) string {
 	return s
 }
 
-// lookup returns the value of key in fields, or nil.
+// spanOf returns the value of key in fields, or nil.
+//
+// Keys match as encoding/json matches them to struct fields, so that the
+// scanner and the decoder agree on odd input: case-insensitively, the last
+// occurrence winning.
 func spanOf(doc []byte, fields []spanField, key string) []byte {
-	for _, f := range fields {
-		if f.Key == key {
+	for i := len(fields) - 1; i >= 0; i-- {
+		if f := fields[i]; strings.EqualFold(f.Key, key) {
 			if f.End < 0 {
 				return doc[f.Start:]
 			}
@@ -228,13 +232,13 @@ func spanOf(doc []byte, fields []spanField, key string) []byte {
 	return nil
 }
 
-// fieldOf returns the raw value of key in the JSON object obj, or nil.
+// memberOf returns the raw value of key in the JSON object obj, or nil.
 func memberOf(obj []byte, key string) []byte {
 	fields, _ := scanObject(obj)
 	return spanOf(obj, fields, key)
 }
 
-// stringField returns the string value of key in the JSON object obj, or ""
+// memberString returns the string value of key in the JSON object obj, or ""
 // when it is missing or not a string.
 func memberString(obj []byte, key string) string {
 	v := memberOf(obj, key)
@@ -248,7 +252,7 @@ func memberString(obj []byte, key string) string {
 	return s
 }
 
-// setFields returns a copy of the JSON object obj with the members in set
+// withMembers returns a copy of the JSON object obj with the members in set
 // replaced (or appended, in the order of order, when absent) and the
 // members in drop removed. Members it does not touch keep their bytes;
 // whitespace between members is normalised away, so the result is one line.
@@ -464,17 +468,41 @@ func argsToString(a json.RawMessage) string {
 	return string(t)
 }
 
-// mustJSON marshals values that cannot fail to marshal (strings, maps of
-// raw JSON, plain structs).
+// jsonOf marshals values that cannot fail to marshal (strings, slices and
+// maps of them, plain structs; it gives null if one does). It leaves <, > and & alone, as the agents
+// themselves do, and writes a list of raw JSON values byte for byte
+// (encoding/json would re-compact them).
 func jsonOf(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("format: marshal %T: %v", v, err)) // unreachable for the types used
+	if list, ok := v.([]json.RawMessage); ok {
+		return rawList(list)
 	}
-	return b
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return json.RawMessage("null") // unreachable for the types used
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }
 
-// finishMessage stamps a message read from f: its source format and
+// rawList joins raw JSON values into a JSON list, keeping their bytes.
+func rawList(items []json.RawMessage) json.RawMessage {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	return append(out, ']')
+}
+
+// stampMessage stamps a message read from f: its source format and
 // fingerprint, and an ID derived from its position and content when the
 // source has none. pos is the message's position in the source (a line
 // number, an array index).
