@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -667,4 +668,69 @@ func head(b []byte) string {
 		return string(b[:300]) + "..."
 	}
 	return string(b)
+}
+
+// seedAgent seeds a fuzz target with the corpus files whose names start
+// with prefix (the first lines only of large JSONL files, whole small
+// documents) and with extra inputs.
+func seedAgent(f *testing.F, prefix string, extra ...string) {
+	files, _ := filepath.Glob(filepath.Join(corpusDirLocal, prefix+"*"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(data) > 64<<10 {
+			if !strings.HasSuffix(file, ".jsonl") {
+				continue
+			}
+			cut := bytes.LastIndexByte(data[:32<<10], '\n')
+			data = data[:cut+1]
+		}
+		f.Add(data)
+	}
+	for _, e := range extra {
+		f.Add([]byte(e))
+	}
+}
+
+// fuzzAgent checks one input against a reader: an error is an *Error that
+// names the input and says what was expected; a transcript read is written
+// back and reads the same, and so does a compaction of it.
+func fuzzAgent(t *testing.T, data []byte, f Name) {
+	if fm, ok := Lookup(f); ok {
+		fm.Sniff(data) // must not panic on any head
+	}
+	tr, err := Read(bytes.NewReader(data), "fuzz", f)
+	if err != nil {
+		var fe *Error
+		if !errors.As(err, &fe) || fe.File != "fuzz" || fe.Msg == "" {
+			t.Fatalf("error %v (%T) is not an *Error naming the input and what was expected", err, err)
+		}
+		return
+	}
+	tr.ToolGroups()
+	tr.Orphans()
+	rewrite := func(in *compact.Transcript, what string) {
+		var out bytes.Buffer
+		if err := Write(&out, *in, f); err != nil {
+			t.Fatalf("%s: write: %v", what, err)
+		}
+		back, err := Read(bytes.NewReader(out.Bytes()), "fuzz", f)
+		if err != nil {
+			t.Fatalf("%s: the written file does not read: %v\n%s", what, err, head(out.Bytes()))
+		}
+		if len(back.Messages) != len(in.Messages) {
+			t.Fatalf("%s: %d messages read back, want %d\n%s", what, len(back.Messages), len(in.Messages), head(out.Bytes()))
+		}
+		for i := range in.Messages {
+			if back.Messages[i].Fingerprint() != in.Messages[i].Fingerprint() {
+				t.Fatalf("%s: message %d reads back as\n%+v\nwant\n%+v", what, i, back.Messages[i], in.Messages[i])
+			}
+		}
+	}
+	rewrite(&tr, "round trip")
+	if in, ok := compactForTest(&tr, 1, 1); ok {
+		rewrite(&in, "compaction")
+	}
 }
