@@ -268,7 +268,9 @@ func gemEncode(m *compact.Message, ts string) []byte {
 			var fr, resp jsonObject
 			resp.add(key, p.Text)
 			fr.add("id", p.CallID).add("name", gemCallName(m, p.CallID)).add("response", json.RawMessage(resp.bytes()))
-			results[p.CallID] = append(results[p.CallID], jsonOf(map[string]json.RawMessage{"functionResponse": fr.bytes()}))
+			var res jsonObject
+			res.add("functionResponse", json.RawMessage(fr.bytes()))
+			results[p.CallID] = append(results[p.CallID], res.bytes())
 		}
 	}
 	k := 0

@@ -102,8 +102,8 @@ func sniffOpenHands(head []byte) int {
 	}
 	events := func(list []byte) bool {
 		for _, e := range headItems(list, 4) {
-			if !hasMembers(e, "action") && !hasMembers(e, "observation") {
-				continue
+			if !hasMembers(e, "action") && !hasMembers(e, "observation") || hasMembers(e, "role") {
+				continue // SWE-agent history entries carry "action" beside "role"
 			}
 			for _, k := range []string{"source", "id", "timestamp", "message", "args", "content", "thought", "extras", "cause"} {
 				if hasMembers(e, k) {
@@ -120,7 +120,7 @@ func sniffOpenHands(head []byte) int {
 		return 0
 	}
 	fields, _ := scanObject(t)
-	if h := spanOf(t, fields, "history"); h != nil && events(h) {
+	if h := spanOf(t, fields, "history"); h != nil && spanOf(t, fields, "trajectory") == nil && events(h) {
 		return 90
 	}
 	return 0
