@@ -101,6 +101,13 @@ func (ch *contentHasher) str(s string) {
 	ch.h.WriteString(s)
 }
 
+func (ch *contentHasher) bytes(b []byte) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+	ch.h.Write(n[:])
+	ch.h.Write(b)
+}
+
 func (ch *contentHasher) sum() uint64 { return ch.h.Sum64() }
 
 // message hashes what Counter.Message reads of m. Inline image data is
@@ -119,7 +126,7 @@ func (ch *contentHasher) message(m compact.Message) {
 		ch.str(p.CallID)
 		if tc := p.ToolCall; tc != nil {
 			ch.str(tc.Name)
-			ch.str(string(tc.Arguments))
+			ch.bytes(tc.Arguments)
 		}
 		if img := p.Image; img != nil {
 			ch.str(img.URL[:min(len(img.URL), imageHeadBytes)])

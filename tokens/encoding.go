@@ -46,9 +46,12 @@ type Encoding struct {
 
 	data  string   // token bytes back to back, in rank order
 	off   []uint32 // token r is data[off[r]:off[r+1]]
-	table []uint64 // open addressing: hash tag<<32 | rank+1; 0 is empty
+	table []uint64 // open addressing, see packEntry; 0 is empty
 	mask  uint64
 	seed  maphash.Seed
+	// pairs holds the rank of every two-byte token, noRank for the other
+	// pairs: every merge starts by ranking all adjacent byte pairs.
+	pairs []uint32
 }
 
 type encodingSlot struct {
@@ -102,6 +105,9 @@ func buildEncoding(name, data string, next func([]uint8, string, int) int) (*Enc
 	if pos != len(toks) {
 		return nil, fmt.Errorf("%s: rank table holds %d bytes of tokens, lengths say %d", name, len(toks), pos)
 	}
+	if n > 1<<rankBits || pos > 1<<offsetBits {
+		return nil, fmt.Errorf("%s: %d tokens in %d bytes do not fit the index", name, n, pos)
+	}
 	// A table at most ~40% full keeps linear probes short.
 	size := 1 << bits.Len(uint(n*2))
 	e.table = make([]uint64, size)
@@ -112,7 +118,16 @@ func buildEncoding(name, data string, next func([]uint8, string, int) int) (*Enc
 		for e.table[i] != 0 {
 			i = (i + 1) & e.mask
 		}
-		e.table[i] = h>>32<<32 | uint64(r+1)
+		e.table[i] = packEntry(h, e.off[r], int(lens[r]), uint32(r))
+	}
+	e.pairs = make([]uint32, 1<<16)
+	for i := range e.pairs {
+		e.pairs[i] = noRank
+	}
+	for r := 0; r < n; r++ {
+		if tok := e.token(uint32(r)); len(tok) == 2 {
+			e.pairs[int(tok[0])<<8|int(tok[1])] = uint32(r)
+		}
 	}
 	classes() // shared by both encodings; built here so the first count is not slower
 	return e, nil
@@ -126,18 +141,34 @@ func (e *Encoding) Vocabulary() int { return len(e.off) - 1 }
 
 func (e *Encoding) token(r uint32) string { return e.data[e.off[r]:e.off[r+1]] }
 
+// An index entry packs, from the low bits up, the token's rank, its length,
+// its offset in data and the top bits of its hash: a probe compares the tag
+// and the length, then the bytes, without a detour through off.
+const (
+	rankBits   = 18
+	lenBits    = 8
+	offsetBits = 21
+	tagShift   = rankBits + lenBits + offsetBits
+)
+
+func packEntry(h uint64, off uint32, n int, r uint32) uint64 {
+	return h>>tagShift<<tagShift | uint64(off)<<(rankBits+lenBits) | uint64(n)<<rankBits | uint64(r)
+}
+
 // rank returns the rank of the token whose bytes are p, or noRank.
 func (e *Encoding) rank(p string) uint32 {
 	h := maphash.String(e.seed, p)
-	tag := h >> 32
+	want := h>>tagShift<<tagShift | uint64(len(p))<<rankBits
+	const match = ^uint64(0)>>tagShift<<tagShift | (1<<lenBits-1)<<rankBits
 	for i := h & e.mask; ; i = (i + 1) & e.mask {
 		v := e.table[i]
 		if v == 0 {
 			return noRank
 		}
-		if v>>32 == tag {
-			if r := uint32(v) - 1; e.token(r) == p {
-				return r
+		if v&match == want {
+			off := int(v>>(rankBits+lenBits)) & (1<<offsetBits - 1)
+			if e.data[off:off+len(p)] == p {
+				return uint32(v) & (1<<rankBits - 1)
 			}
 		}
 	}
@@ -192,7 +223,15 @@ func (e *Encoding) Decode(tokens []int) string {
 }
 
 func (e *Encoding) pieceCount(p string) int {
-	if len(p) == 1 || e.rank(p) != noRank {
+	switch {
+	case len(p) == 1:
+		return 1
+	case len(p) == 2:
+		if e.pairs[int(p[0])<<8|int(p[1])] != noRank {
+			return 1
+		}
+		return 2
+	case e.rank(p) != noRank:
 		return 1
 	}
 	n, _ := e.merge(p, nil)

@@ -35,7 +35,7 @@ func (c *Counter) Tools(tools []compact.ToolDef) int {
 	for _, t := range tools {
 		ch.str(t.Name)
 		ch.str(t.Description)
-		ch.str(string(t.Parameters))
+		ch.bytes(t.Parameters)
 	}
 	key := ch.sum()
 	if n, ok := c.cache.get(key); ok {

@@ -1,0 +1,139 @@
+package tokens
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// Run with: go test ./tokens -run '^$' -bench Count -benchmem -cpu 1
+//
+// BenchmarkCount compares counting throughput (MB/s) with tiktoken-go on
+// the corpus text; BenchmarkCountInit compares the time to build an encoder
+// from the compiled-in tables and the heap it keeps (heap-MB).
+
+var (
+	benchOnce sync.Once
+	benchText string
+)
+
+// corpusText is every string of the corpus transcripts, one per line.
+func corpusText(b testing.TB) string {
+	benchOnce.Do(func() {
+		var sb strings.Builder
+		for _, f := range loadCorpus(b, transcriptDir()) {
+			for _, s := range f.strings {
+				sb.WriteString(s)
+				sb.WriteByte('\n')
+			}
+		}
+		benchText = sb.String()
+	})
+	return benchText
+}
+
+func BenchmarkCount(b *testing.B) {
+	text := corpusText(b)
+	for _, name := range encodingNames {
+		b.Run(name+"/ours", func(b *testing.B) {
+			e := mustEncoding(b, name)
+			b.SetBytes(int64(len(text)))
+			b.ResetTimer()
+			for b.Loop() {
+				e.Count(text)
+			}
+		})
+		b.Run(name+"/tiktoken-go", func(b *testing.B) {
+			o := oracle(b, name)
+			b.SetBytes(int64(len(text)))
+			b.ResetTimer()
+			for b.Loop() {
+				o.EncodeOrdinary(text)
+			}
+		})
+	}
+}
+
+func BenchmarkCountInit(b *testing.B) {
+	for _, name := range encodingNames {
+		b.Run(name+"/ours", func(b *testing.B) {
+			data, next := o200kRanks, nextO200k
+			if name == Cl100kBase {
+				data, next = cl100kRanks, nextCL100k
+			}
+			measureInit(b, func() any {
+				e, err := buildEncoding(name, data, next)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return e
+			})
+		})
+		b.Run(name+"/tiktoken-go", func(b *testing.B) {
+			spec := oraclePatterns[name]
+			measureInit(b, func() any {
+				ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+				if err != nil {
+					b.Fatal(err)
+				}
+				bpe, err := tiktoken.NewCoreBPE(ranks, spec.special, spec.pat)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return bpe
+			})
+		})
+	}
+}
+
+// measureInit times build and reports the heap its result keeps alive.
+func measureInit(b *testing.B, build func() any) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	kept := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	runtime.KeepAlive(kept)
+	b.ResetTimer()
+	for b.Loop() {
+		kept = build()
+	}
+	b.StopTimer()
+	runtime.KeepAlive(kept)
+	b.ReportMetric(heap/(1<<20), "heap-MB")
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/init")
+}
+
+// oraclePatterns are tiktoken-go's split patterns and special tokens
+// (encoding.go of github.com/pkoukk/tiktoken-go v0.1.8), which it does not
+// export; its full initialisation is loading the ranks and NewCoreBPE.
+var oraclePatterns = map[string]struct {
+	pat     string
+	special map[string]int
+}{
+	O200kBase: {
+		`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+			`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+			`\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+		map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+	},
+	Cl100kBase: {
+		`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+		map[string]int{"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+	},
+}
+
+// BenchmarkCountEstimate measures the estimator on the corpus text.
+func BenchmarkCountEstimate(b *testing.B) {
+	text := corpusText(b)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Estimate(text)
+	}
+}
