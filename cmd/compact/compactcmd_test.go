@@ -269,8 +269,11 @@ func TestCompactCommandHelp(t *testing.T) {
 }
 
 // TestCompactCommandCorpus compacts every corpus transcript with the
-// fallback, forced, and checks the output reads back in the same format
-// with no orphaned tool call or result.
+// fallback, forced, then runs "compact inspect --json" on the input and the
+// output: the output is in the input's format, has no orphaned tool call or
+// result the input did not have (the input's own, such as a call still
+// running when the session stopped, stay in the verbatim tail), and holds
+// exactly one compact handoff when one was written.
 func TestCompactCommandCorpus(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(corpusDir, "*"))
 	if len(files) == 0 {
@@ -283,6 +286,7 @@ func TestCompactCommandCorpus(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			in, err := readTranscript(path)
 			if err != nil {
 				if errors.Is(err, format.ErrUnknownFormat) {
@@ -299,38 +303,52 @@ func TestCompactCommandCorpus(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			r := readReport(t, rep)
-			got, err := readTranscript(out)
-			if err != nil {
-				t.Fatalf("read output: %v", err)
+			before, after := inspectJSON(t, path), inspectJSON(t, out)
+			if after.Format != before.Format {
+				t.Fatalf("output format %s, input %s", after.Format, before.Format)
 			}
-			if got.Format != in.Format {
-				t.Fatalf("output format %s, input %s", got.Format, in.Format)
-			}
-			// Compaction adds no orphan. An input's own orphans (a call still
-			// running when the session stopped) may remain in the verbatim
-			// tail; they are logged.
 			known := map[string]bool{}
-			for _, o := range in.Orphans() {
+			for _, o := range before.Orphans {
 				known[string(o.Kind)+" "+o.CallID] = true
 			}
-			for _, o := range got.Orphans() {
+			for _, o := range after.Orphans {
 				if !known[string(o.Kind)+" "+o.CallID] {
 					t.Fatalf("compaction orphaned %s %q (output message %d)", o.Kind, o.CallID, o.Index)
 				}
 				t.Logf("kept the input's own orphan: %s %q", o.Kind, o.CallID)
 			}
-			handoffs := 0
-			for _, m := range got.Messages {
-				if m.Summary || compact.IsHandoffText(m.Text()) {
-					handoffs++
+			compactHandoffs := 0
+			for _, h := range after.Handoffs {
+				if h.Kind == "compact" {
+					compactHandoffs++
 				}
 			}
-			if r.Method == compact.MethodFallback && handoffs != 1 {
-				t.Fatalf("%d summary messages after a fallback compaction", handoffs)
+			if want := boolToInt(r.Method == compact.MethodFallback); compactHandoffs != want {
+				t.Fatalf("%d compact handoffs in the output after method %s", compactHandoffs, r.Method)
 			}
-			t.Logf("%s: %s", in.Format, strings.TrimSpace(stderr))
+			t.Logf("%s: %s", after.Format, strings.TrimSpace(stderr))
 		})
 	}
+}
+
+func inspectJSON(t *testing.T, path string) inspectReport {
+	t.Helper()
+	code, stdout, stderr := runCmd(t, "", nil, "inspect", "--json", path)
+	if code != exitOK {
+		t.Fatalf("inspect %s: exit %d: %s", path, code, stderr)
+	}
+	var r inspectReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("inspect --json: %v", err)
+	}
+	return r
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func readTranscript(path string) (compact.Transcript, error) {
