@@ -188,11 +188,12 @@ func TestFileStoreSurvivesSIGKILL(t *testing.T) {
 		kills, saves, lastSeq, midWrite, n, res.Checkpoints)
 }
 
-// raceWriter commits 40 checkpoints on session "race", reloading on every
-// conflict, printing each commit and counting conflicts.
-func raceWriter(dir string) int {
+// raceWriter commits 40 checkpoints on session "race" of the store spec
+// names (a directory or a redis:// URL), reloading on every conflict,
+// printing each commit and counting conflicts.
+func raceWriter(spec string) int {
 	ctx := context.Background()
-	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -310,6 +311,22 @@ func TestFileStoreTwoProcessesOneWins(t *testing.T) {
 func TestFileStoreTwoProcessesLoseNothing(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	twoProcessesLoseNothing(t, s, dir)
+}
+
+func TestRedisStoreTwoProcessesLoseNothing(t *testing.T) {
+	srv := startRedis(t)
+	spec := "redis://" + srv.Addr() + "/1"
+	s, err := checkpoint.Open(context.Background(), spec, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	twoProcessesLoseNothing(t, s, spec)
+}
+
+func twoProcessesLoseNothing(t *testing.T, s checkpoint.Store, spec string) {
+	dir := spec
 	c := storetest.Sample("race", 0)
 	if err := s.Save(context.Background(), c, ""); err != nil {
 		t.Fatal(err)
