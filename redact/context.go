@@ -95,13 +95,19 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	if !ok {
 		return
 	}
-	sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve) // keywords inside the value are not names
 	quoted := vs > 0 && isQuote(t[vs-1])
+	long := ve-vs > 256
 	vs, ve = stripScheme(t, vs, ve, class)
 	v := t[vs:ve]
 	if !plausibleValue(v, class) || (!quoted && isCode(v)) {
+		if long {
+			// Keywords inside a long rejected value are not read again: the
+			// scan stays linear on "password=password=...".
+			sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve)
+		}
 		return
 	}
+	sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve) // keywords inside a secret are not names
 	sc.add(vs, ve, sc.eng.labelRule(refineLabel(label, name, v)))
 }
 
@@ -678,10 +684,10 @@ func bareValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
-			if depth == 0 {
+			if depth == 0 && !restOfLine {
 				goto done
 			}
-			depth--
+			depth = max(0, depth-1)
 		}
 	}
 done:

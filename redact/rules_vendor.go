@@ -99,7 +99,7 @@ var vendorTokens = []tok{
 	{id: "yandex-token", desc: "Yandex Cloud API key or IAM token", kw: []string{"AQVN", "t1."},
 		re: `(?:AQVN[A-Za-z0-9_-]{35,38}|t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}={0,2})`, ent: 3.5},
 	{id: "cloudflare-origin-ca-key", desc: "Cloudflare Origin CA key", kw: []string{"v1.0-"}, re: `v1\.0-[a-f0-9]{24}-[a-f0-9]{146}`},
-	{id: "flyio-token", desc: "Fly.io access token", kw: []string{"fo1_", "fm1a_", "fm1r_", "fm2_"},
+	{id: "flyio-token", desc: "Fly.io access token", kw: []string{"fo1_", "fm1_", "fm1a_", "fm1r_", "fm2_"},
 		re: `(?:fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})`},
 	{id: "heroku-api-key", desc: "Heroku API key (v2)", kw: []string{"HRKU-"}, re: `HRKU-[A-Za-z0-9_-]{58,64}`},
 	{id: "vault-token", desc: "HashiCorp Vault service, batch or recovery token", kw: []string{"hvs.", "hvb.", "hvr."},
