@@ -59,9 +59,9 @@ func sampleRegexp(rng *rand.Rand, re *syntax.Regexp, b *strings.Builder) {
 // handSamples are tokens whose validity random drawing cannot give
 // (checksums, JSON headers, encoded prefixes).
 var handSamples = map[string][]string{
-	"github-token": {tGitHub, tGitHub2, "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"},
-	"npm-token":    {tNPM},
-	"jwt":          {tJWT, "ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lJME1tUTJZak5pTWlJc0ltbGhkQ0k2TVRjd01EQXdNREF3TUgwLnE4VzJ4WjBwTDR2UjduVDF5QjZjSzNtSDlzRDVmRzJqQThlVTFpTzR3UTc="},
+	"github-token":        {tGitHub, tGitHub2, "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"},
+	"npm-token":           {tNPM},
+	"jwt":                 {tJWT, "ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lJME1tUTJZak5pTWlJc0ltbGhkQ0k2TVRjd01EQXdNREF3TUgwLnE4VzJ4WjBwTDR2UjduVDF5QjZjSzNtSDlzRDVmRzJqQThlVTFpTzR3UTc="},
 	"aws-bedrock-api-key": {"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29tLz9BY3Rpb249Q2FsbFdpdGhCZWFyZXJUb2tlbg=="},
 }
 
