@@ -90,6 +90,11 @@ func TestPlan(t *testing.T) {
 			call("bash", "a"), result("a", long), asst(long), asst(long), asst(long), asst("end")},
 		headEnd: 3, tailStart: 8, pinned: []int{4, 5},
 	}, {
+		name: "the tail reaches back to a latest ask within twice its budget",
+		msgs: []compact.Message{sys("s"), user("first"), asst("r"), asst(long), asst(long), user("latest ask"),
+			asst(long), asst("a"), asst("b"), asst("c")},
+		headEnd: 3, tailStart: 5, pinned: []int{},
+	}, {
 		name: "system notes folded on request",
 		msgs: []compact.Message{sys("s"), user("first"), asst("r"), asst(long), sys("note"), asst(long),
 			asst(long), asst(long), asst(long), asst("end")},

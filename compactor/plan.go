@@ -171,6 +171,7 @@ func (cfg *Config) plan(l *layout) Plan {
 		p.TailBudget = max(room, 0)
 	}
 	p.TailStart = cfg.tailStart(l, p.HeadEnd, p.TailBudget, lastAssistant, lastSummary)
+	p.TailStart = cfg.reachAsk(l, &p, latestAsk, lastSummary)
 	p.TailTokens = l.sum(p.TailStart, n)
 	p.WindowTokens = l.sum(p.HeadEnd, p.TailStart)
 
@@ -197,6 +198,28 @@ func (cfg *Config) plan(l *layout) Plan {
 		p.TailTokens = l.sum(p.HeadEnd, n)
 	}
 	return p
+}
+
+// reachAsk extends the tail back to the latest user ask when that costs at
+// most twice the tail budget and keeps the result within the target; the
+// ask then stays where it was. Otherwise the ask is pinned: kept verbatim
+// ahead of the handoff, with the work after it summarized.
+func (cfg *Config) reachAsk(l *layout, p *Plan, latestAsk, lastSummary int) int {
+	if latestAsk < p.HeadEnd || latestAsk >= p.TailStart || latestAsk <= lastSummary {
+		return p.TailStart
+	}
+	start := latestAsk
+	for start > p.HeadEnd && l.blocked[start] {
+		start--
+	}
+	if start <= lastSummary || start == p.HeadEnd {
+		return p.TailStart
+	}
+	tail := l.sum(start, len(l.msgs))
+	if tail > 2*p.TailBudget || l.base+p.HeadTokens+cfg.HandoffTokens+tail > p.Target {
+		return p.TailStart
+	}
+	return start
 }
 
 // headEnd returns the end of the protected head: the leading system
