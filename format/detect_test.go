@@ -266,6 +266,15 @@ func TestLongJSONLLine(t *testing.T) {
 	}
 }
 
+// A first line longer than the detection head is still detected.
+func TestDetectHugeFirstLine(t *testing.T) {
+	in := `{"role":"user","content":"` + strings.Repeat("y", SniffSize+10) + `"}` + "\n" + `{"role":"assistant","content":"ok"}` + "\n"
+	tr, err := Read(strings.NewReader(in), "huge.jsonl", "")
+	if err != nil || tr.Format != string(OpenAIChatJSONL) || len(tr.Messages) != 2 {
+		t.Fatalf("Read: %v, %s, %d messages", err, tr.Format, len(tr.Messages))
+	}
+}
+
 // Empty conversations are not errors once the input is a document.
 func TestEmptyConversations(t *testing.T) {
 	for _, c := range []struct {

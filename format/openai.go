@@ -594,8 +594,12 @@ func sniffOpenAIChatJSONL(head []byte) int {
 	case 'l':
 		return chatScore(chatEvidenceOf(sh.items), false)
 	case '{': // a single line: one message
-		if _, ok := sh.field("role"); !ok {
+		role, ok := sh.field("role")
+		if !ok {
 			return 0
+		}
+		if last := sh.fields[len(sh.fields)-1]; !last.complete && role.complete && len(role.value) > 0 && role.value[0] == '"' {
+			return 15 // a first line longer than the head: likely, not certain
 		}
 		if b := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM)); json.Valid(b) && bytes.IndexByte(b, '\n') < 0 {
 			if s := chatScore(chatEvidenceOf([][]byte{b}), false); s > 0 {
