@@ -10,11 +10,13 @@
 //     output reserve), or always with Force. Below that, or when the
 //     protected head and tail leave nothing worth dropping, the transcript is
 //     returned unchanged with a reason.
-//  2. Plan: the cut protects the head, pins system notes and the latest user
-//     ask found in the middle, and keeps a tail by token budget. A cut never
-//     separates a tool call from its results, and never leaves an earlier
-//     handoff outside the dropped middle, so handoffs fold instead of
-//     nesting.
+//  2. Plan: the cut protects the head and keeps a tail by token budget
+//     that holds the last assistant reply and, when it costs at most twice
+//     the budget, the latest user ask; an ask farther back, and system
+//     notes found in the middle, are pinned: kept verbatim ahead of the
+//     handoff. A cut never separates a tool call from its results, and never
+//     leaves an earlier handoff outside the dropped middle, so handoffs fold
+//     instead of nesting.
 //  3. Redact and prune the middle: secrets are masked before anything is
 //     summarized; duplicate tool outputs are dropped, long ones shortened
 //     to their first and last lines, images replaced by a placeholder.

@@ -367,3 +367,16 @@ func TestHelpShowsMainCommandFlags(t *testing.T) {
 		t.Fatalf("exit %d, help:\n%s", code, stdout)
 	}
 }
+
+func TestCompactCommandProgressOnATerminal(t *testing.T) {
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(chat(40)), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, stderrTTY: true}
+	if code := run(context.Background(), e, []string{"--force", "-"}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := errb.String()
+	last := s[strings.LastIndex(s, "\r\033[K")+len("\r\033[K"):]
+	if !strings.Contains(s, "compact: summarizing (attempt 1)") || !strings.HasPrefix(last, "compact: ") || !strings.Contains(last, "→") {
+		t.Fatalf("progress output %q", s)
+	}
+}
