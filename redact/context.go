@@ -98,6 +98,14 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	quoted := vs > 0 && isQuote(t[vs-1])
 	long := ve-vs > 256
 	vs, ve = stripScheme(t, vs, ve, class)
+	if !quoted {
+		// An unquoted value ends at a blank: "password=hunter2 # old",
+		// "TOKEN=abc cmd". (Rest-of-line reading only kept the blanks so a
+		// trailing comment could be told apart.)
+		if i := strings.IndexAny(t[vs:ve], " \t"); i > 0 {
+			ve = vs + i
+		}
+	}
 	v := t[vs:ve]
 	if !plausibleValue(v, class) || (!quoted && isCode(v)) {
 		if long {
