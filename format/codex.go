@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,28 +73,30 @@ const (
 	cxCompacted    = "compacted"
 )
 
+// codexLine is a rollout line, decoded in one pass: the payload fields of
+// response items and compacted lines sit in one struct (the other payloads
+// are recorded, not read), and the large string fields decode without a
+// second validation (jsonText).
 type codexLine struct {
-	Timestamp string  `json:"timestamp"`
-	Type      string  `json:"type"`
-	Payload   rawSpan `json:"payload"`
+	Timestamp string    `json:"timestamp"`
+	Type      string    `json:"type"`
+	Payload   codexItem `json:"payload"`
 }
 
 type codexItem struct {
-	Type      string  `json:"type"`
-	ID        string  `json:"id"`
-	Role      string  `json:"role"`
-	Content   rawSpan `json:"content"`
-	Summary   rawSpan `json:"summary"`
-	Name      string  `json:"name"`
-	Arguments rawSpan `json:"arguments"`
-	Input     rawSpan `json:"input"`
-	CallID    string  `json:"call_id"`
-	Output    rawSpan `json:"output"`
-	Action    rawSpan `json:"action"`
-}
-
-type codexCompactedItem struct {
-	Message            string    `json:"message"`
+	Type      string   `json:"type"`
+	ID        string   `json:"id"`
+	Role      string   `json:"role"`
+	Content   rawSpan  `json:"content"`
+	Summary   rawSpan  `json:"summary"`
+	Name      string   `json:"name"`
+	Arguments jsonText `json:"arguments"`
+	Input     jsonText `json:"input"`
+	CallID    string   `json:"call_id"`
+	Output    jsonText `json:"output"`
+	Action    rawSpan  `json:"action"`
+	// compacted
+	Message            jsonText  `json:"message"`
 	ReplacementHistory []rawSpan `json:"replacement_history"`
 }
 
@@ -176,23 +179,22 @@ func (c *cxReader) add(raw []byte, n int) error {
 		if !errors.As(err, &typ) {
 			return err
 		}
-		c.record("invalid", raw, false)
-		return nil
-	}
-	switch l.Type {
-	case cxResponseItem:
-		if !c.item(l.Payload, raw, n, "cx", false) {
-			c.record(cxResponseItem+":"+codexItemType(l.Payload), raw, false)
-		}
-	case cxCompacted:
-		var ci codexCompactedItem
-		if l.Payload.first() != '{' || json.Unmarshal(l.Payload, &ci) != nil {
+		// Payloads other than items and compactions are only recorded, so a
+		// field of an unexpected type there does not matter.
+		if l.Type == cxResponseItem || l.Type == cxCompacted {
 			c.record("invalid", raw, false)
 			return nil
 		}
-		c.compacted(&ci, raw, n)
+	}
+	switch l.Type {
+	case cxResponseItem:
+		if !c.item(&l.Payload, raw, n, "cx", false) {
+			c.record(cxResponseItem+":"+cmp.Or(l.Payload.Type, "unknown"), raw, false)
+		}
+	case cxCompacted:
+		c.compacted(&l.Payload, raw, n)
 	case cxEventMsg:
-		c.record(cxEventMsg+":"+codexItemType(l.Payload), raw, false)
+		c.record(cxEventMsg+":"+cmp.Or(l.Payload.Type, "unknown"), raw, false)
 	case "":
 		c.record("unknown", raw, false)
 	default:
@@ -201,34 +203,30 @@ func (c *cxReader) add(raw []byte, n int) error {
 	return nil
 }
 
-func codexItemType(payload rawSpan) string {
-	if payload.first() != '{' {
-		return "unknown"
-	}
-	if t := memberString(payload, "type"); t != "" {
-		return t
-	}
-	return "unknown"
-}
-
 func (c *cxReader) record(typ string, raw []byte, marker bool) {
 	c.entries = append(c.entries, cxEntry{rec: compact.Record{Type: typ, Raw: raw, Marker: marker}})
 }
 
 // compacted applies a compacted line (see the package comment above).
-func (c *cxReader) compacted(ci *codexCompactedItem, raw []byte, n int) {
+func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 	if c.summaries == nil {
 		c.summaries = map[string]bool{}
 	}
-	if ci.Message != "" {
-		c.summaries[ci.Message] = true
+	message := ci.Message.text()
+	if message != "" {
+		c.summaries[message] = true
 	}
 	if ci.ReplacementHistory != nil {
 		c.demote(func(*cxEntry) bool { return false })
 		c.record(cxCompacted, raw, true)
 		pfx := fmt.Sprintf("cx%dr", n)
-		for k, item := range ci.ReplacementHistory {
-			c.item(item, item, k, pfx, true)
+		for k, raw := range ci.ReplacementHistory {
+			var it codexItem
+			if raw.first() != '{' || json.Unmarshal(raw, &it) != nil {
+				c.close() // not an item we know: it stays inside the compacted record
+				continue
+			}
+			c.item(&it, raw, k, pfx, true)
 		}
 		c.close()
 		return
@@ -244,7 +242,7 @@ func (c *cxReader) compacted(ci *codexCompactedItem, raw []byte, n int) {
 		return false
 	})
 	m := &compact.Message{Role: compact.RoleUser, Summary: true,
-		Parts:  []compact.Part{{Type: compact.PartText, Text: ci.Message}},
+		Parts:  []compact.Part{{Type: compact.PartText, Text: message}},
 		Source: compact.Source{Records: []json.RawMessage{raw}}}
 	c.entries = append(c.entries, cxEntry{msg: m, types: []string{cxCompacted}, pos: n, pfx: "cx"})
 }
@@ -280,19 +278,12 @@ func (c *cxReader) close() {
 // item reads one response item; false when it is not a message item (the
 // caller keeps it as a record). src is what Source.Records keeps: the line,
 // or the item itself inside a replacement_history.
-func (c *cxReader) item(payload rawSpan, src []byte, pos int, pfx string, inner bool) bool {
-	if payload.first() != '{' {
-		return false
-	}
-	var it codexItem
-	if json.Unmarshal(payload, &it) != nil {
-		return false
-	}
+func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bool) bool {
 	typ := cxResponseItem + ":" + it.Type
 	if inner {
 		typ = it.Type
 	}
-	parts, role, ok := codexParts(&it)
+	parts, role, ok := codexParts(it)
 	if !ok {
 		if inner {
 			// Not a message (e.g. a ghost snapshot): it stays inside the
@@ -349,18 +340,15 @@ func codexParts(it *codexItem) ([]compact.Part, compact.Role, bool) {
 		}
 		return parts, compact.RoleAssistant, true
 	case "function_call":
-		var s string
 		args := json.RawMessage("{}")
-		if it.Arguments.first() == '"' && json.Unmarshal(it.Arguments, &s) == nil {
-			args = argsFromString(s)
-		} else if !it.Arguments.isNull() {
-			args = json.RawMessage(it.Arguments)
+		if it.Arguments.isString {
+			args = argsFromString(it.Arguments.s)
+		} else if !it.Arguments.raw.isNull() {
+			args = json.RawMessage(it.Arguments.raw)
 		}
 		return codexCall(it.CallID, it.Name, args), compact.RoleAssistant, true
 	case "custom_tool_call":
-		var s string
-		_ = json.Unmarshal(it.Input, &s)
-		return codexCall(it.CallID, it.Name, jsonOf(s)), compact.RoleAssistant, true
+		return codexCall(it.CallID, it.Name, jsonOf(it.Input.text())), compact.RoleAssistant, true
 	case "local_shell_call":
 		id := it.CallID
 		if id == "" {
@@ -372,7 +360,10 @@ func codexParts(it *codexItem) ([]compact.Part, compact.Role, bool) {
 		}
 		return codexCall(id, "local_shell", args), compact.RoleAssistant, true
 	case "function_call_output", "custom_tool_call_output":
-		return codexOutput(it.Output), compact.RoleTool, true
+		if it.Output.isString {
+			return []compact.Part{{Type: compact.PartText, Text: it.Output.s}}, compact.RoleTool, true
+		}
+		return codexOutput(it.Output.raw), compact.RoleTool, true
 	}
 	return nil, "", false
 }

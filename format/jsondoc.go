@@ -15,6 +15,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/compactkit/compact"
 )
@@ -790,4 +792,111 @@ func chatContentJSON(parts []compact.Part, wantList bool) json.RawMessage {
 		}
 	}
 	return jsonOf(out)
+}
+
+// jsonText is a JSON value read as text: a string's contents, or the JSON
+// of anything else. encoding/json validates a whole input before decoding
+// any of it, so a string is unquoted here without being validated again:
+// for tool outputs and arguments, most of a transcript's bytes, that saves
+// a pass.
+type jsonText struct {
+	s        string
+	raw      rawSpan // when not a string
+	isString bool
+}
+
+// UnmarshalJSON keeps b (already validated by the caller's decoder).
+func (t *jsonText) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		t.s, t.isString = unquoteJSON(b), true
+		return nil
+	}
+	t.raw = b
+	return nil
+}
+
+// text is the string, or "" when the value is not one.
+func (t jsonText) text() string { return t.s }
+
+// unquoteJSON decodes a valid JSON string literal (quotes included) the way
+// encoding/json does, replacing invalid UTF-8 and lone surrogates with
+// U+FFFD.
+func unquoteJSON(q []byte) string {
+	b := q[1 : len(q)-1]
+	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\\' && i+1 < len(b):
+			i++
+			switch b[i] {
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r := hex4(b[i+1:])
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+						r2 = hex4(b[i+3:])
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				out = utf8.AppendRune(out, r)
+			default: // '"', '\\', '/'
+				out = append(out, b[i])
+			}
+			i++
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(out)
+}
+
+// hex4 reads the four hex digits of a \u escape (-1 if b is short or bad).
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }
