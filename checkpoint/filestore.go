@@ -310,6 +310,9 @@ func (s *FileStore) Latest(ctx context.Context, session string) (*Checkpoint, er
 		return nil, err
 	}
 	c, err := s.Load(ctx, session, m.ID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, m.ID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +398,10 @@ func (s *FileStore) History(ctx context.Context, session string) ([]Meta, error)
 			return out, err
 		}
 		m, err := s.readMeta(session, id)
-		if errors.Is(err, ErrNotFound) && len(out) > 0 {
+		if errors.Is(err, ErrNotFound) {
+			if len(out) == 0 {
+				return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, id)
+			}
 			break // pruned
 		}
 		if err != nil {

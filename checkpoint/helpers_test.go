@@ -50,6 +50,10 @@ func (b *fileBackend) Corrupt(session, id string, mutate func([]byte) []byte) er
 	return os.WriteFile(path, mutate(data), 0o600)
 }
 
+func (b *fileBackend) Remove(session, id string) error {
+	return os.Remove(filepath.Join(b.dir, session, id+".ckpt"))
+}
+
 // redisServer is a redis-server the tests start on a free loopback port,
 // in a temporary directory, with an append-only file so a restart keeps
 // its data.
@@ -199,4 +203,13 @@ func (b *redisBackend) Corrupt(session, id string, mutate func([]byte) []byte) e
 		return err
 	}
 	return b.rdb.HSet(ctx, key, id, mutate(v)).Err()
+}
+
+func (b *redisBackend) Remove(session, id string) error {
+	ctx := context.Background()
+	p := b.prefix + ":{" + session + "}:"
+	if err := b.rdb.HDel(ctx, p+"ckpt", id).Err(); err != nil {
+		return err
+	}
+	return b.rdb.HDel(ctx, p+"meta", id).Err()
 }

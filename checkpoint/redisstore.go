@@ -187,6 +187,9 @@ func (s *RedisStore) Latest(ctx context.Context, session string) (*Checkpoint, e
 		return nil, err
 	}
 	c, lerr := s.Load(ctx, session, m.ID)
+	if errors.Is(lerr, ErrNotFound) {
+		return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, m.ID)
+	}
 	if lerr != nil {
 		return nil, lerr
 	}

@@ -65,8 +65,9 @@ func Resume(ctx context.Context, s Store, session string) (*Resumption, error) {
 }
 
 // Approve accepts a resume token for the pending action of a session that
-// waits for approval, and saves the approval as a new checkpoint (status
-// running, Pending marked approved by user). A token that is forged,
+// waits for approval, and saves the approval as a new checkpoint: Pending
+// marked approved by user, status paused (ready for Resume to pick up; not
+// running, since nothing runs it yet). A token that is forged,
 // expired, for another session or user, or for params that have changed
 // since it was issued is refused with the matching ErrToken error.
 func Approve(ctx context.Context, s Store, tokens Tokens, session, user, token string) (*Checkpoint, error) {
@@ -82,7 +83,7 @@ func Approve(ctx context.Context, s Store, tokens Tokens, session, user, token s
 	}
 	c.Pending.ApprovedBy = user
 	c.Pending.ApprovedAt = tokens.now().UTC()
-	c.Status = StatusRunning
+	c.Status = StatusPaused
 	if err := s.Save(ctx, c, c.ID); err != nil {
 		return nil, err
 	}

@@ -54,8 +54,13 @@ func TestApprove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != checkpoint.StatusRunning || got.Pending.ApprovedBy != "alice" || !got.Pending.ApprovedAt.Equal(now) {
-		t.Fatalf("approved: %+v", got.Pending)
+	if got.Status != checkpoint.StatusPaused || got.Pending.ApprovedBy != "alice" || !got.Pending.ApprovedAt.Equal(now) {
+		t.Fatalf("approved: %s %+v", got.Status, got.Pending)
+	}
+	// Picking the approved session up is not a retry.
+	r, err = checkpoint.Resume(ctx, s, "deploy")
+	if err != nil || r.NeedsApproval || r.Checkpoint.RetryCount != 1 || r.Checkpoint.Status != checkpoint.StatusRunning {
+		t.Fatalf("resume after approval: %+v %v", r, err)
 	}
 	if _, err := checkpoint.Approve(ctx, s, tokens, "deploy", "alice", tok); !errors.Is(err, checkpoint.ErrNotWaiting) {
 		t.Fatalf("second approval: %v", err)

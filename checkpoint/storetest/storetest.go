@@ -36,6 +36,9 @@ type Backend interface {
 	// Corrupt replaces the stored form of one checkpoint with what mutate
 	// returns.
 	Corrupt(session, id string, mutate func([]byte) []byte) error
+	// Remove deletes the stored form of one checkpoint, behind the store's
+	// back.
+	Remove(session, id string) error
 }
 
 // Clock is a settable clock for Options.Now.
@@ -565,6 +568,19 @@ func testCorrupt(t *testing.T, b Backend) {
 		c2 := Sample(session, 0)
 		save(t, s, c2, c.ID)
 	}
+	// A head naming a checkpoint that is gone is corruption, not absence.
+	c := Sample("corrupt-missing", 0)
+	save(t, s, c, "")
+	if err := b.Corrupt("corrupt-missing", c.ID, func([]byte) []byte { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove("corrupt-missing", c.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Latest(ctx, "corrupt-missing")
+	wantErr(t, err, checkpoint.ErrCorrupt, "latest whose checkpoint is gone")
+	_, err = s.History(ctx, "corrupt-missing")
+	wantErr(t, err, checkpoint.ErrCorrupt, "history whose head checkpoint is gone")
 }
 
 func testEncryption(t *testing.T, b Backend) {

@@ -178,7 +178,7 @@ func TestCheckpointResumeAndApprove(t *testing.T) {
 		t.Fatalf("approve without a key: %d %q", code, errOut)
 	}
 	out, _, code = cpRun(t, vars, "checkpoint", "resume", "deploy", "--user", "alice", "--approve", tok)
-	if code != 0 || !strings.Contains(out, "approved") || !strings.Contains(out, "running") {
+	if code != 0 || !strings.Contains(out, "approved") || !strings.Contains(out, "running, 1 retries") {
 		t.Fatalf("approve: %d %q", code, out)
 	}
 }
