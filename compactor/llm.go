@@ -163,7 +163,7 @@ func usesCompletionTokens(model string) bool {
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
 		m = m[i+1:] // "openai/o3-mini" on OpenRouter
 	}
-	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
 		if strings.HasPrefix(m, p) {
 			return true
 		}

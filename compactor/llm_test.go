@@ -412,3 +412,14 @@ func TestSecretsNeverSentOrLogged(t *testing.T) {
 		}
 	}
 }
+
+func TestLLMClientSideRejectionIsFatal(t *testing.T) {
+	f, srv := newFakeOpenAI(t, answer(goodHandoff))
+	cfg := llmConfig(srv)
+	cfg.LLM.Model = "text-davinci-003" // a completions-only model go-openai refuses for chat
+	res, err := mustNew(t, cfg).Compact(context.Background(), agentRun(60, 600))
+	if err != nil || res.Record.Method != compact.MethodFallback || res.Record.LLMAttempts != 1 || f.count() != 0 ||
+		!strings.Contains(res.Record.Reason, "invalid request") {
+		t.Fatalf("%v, calls %d, %+v", err, f.count(), res.Record)
+	}
+}

@@ -105,6 +105,9 @@ func classify(err error, tr *callTrace, caller, total, call context.Context, tim
 	case call.Err() != nil:
 		return &callError{msg: fmt.Sprintf("no answer within the call timeout (%s)", timeout), retryable: true, cause: errCallTimeout}
 	}
+	if tr.status == 0 && isClientSideRejection(err) {
+		return &callError{msg: "invalid request: " + snippet(err.Error()), cause: errHTTP}
+	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
 	switch {
@@ -136,6 +139,20 @@ func classify(err error, tr *callTrace, caller, total, call context.Context, tim
 		return &callError{msg: "malformed JSON in the answer: " + snippet(err.Error()), retryable: true, cause: ErrBadResponse}
 	}
 	return &callError{msg: "request failed: " + snippet(err.Error()), retryable: true, cause: errTransport}
+}
+
+// isClientSideRejection reports whether go-openai refused the request
+// before sending it (a model it knows the endpoint does not serve, a
+// parameter a reasoning model does not take): retrying cannot help.
+func isClientSideRejection(err error) bool {
+	for _, e := range []error{openai.ErrChatCompletionInvalidModel, openai.ErrO1MaxTokensDeprecated,
+		openai.ErrReasoningModelMaxTokensDeprecated, openai.ErrO1BetaLimitationsMessageTypes,
+		openai.ErrO1BetaLimitationsOther, openai.ErrReasoningModelLimitationsOther} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // statusError decides whether an HTTP failure is worth retrying. Auth,
