@@ -70,18 +70,6 @@ func jsonError(file string, f Name, line int, err error, expected string) error 
 	return e
 }
 
-// jsonErrorAt is jsonError for a value that starts base bytes into a JSON
-// document: offsets inside the value are turned into offsets in the file.
-func jsonErrorAt(file string, f Name, base int64, err error, expected string) error {
-	e := jsonError(file, f, 0, err, expected).(*Error)
-	if e.Offset >= 0 {
-		e.Offset += base
-	} else {
-		e.Offset = base
-	}
-	return e
-}
-
 // utf8BOM is skipped at the start of an input: editors on Windows write it,
 // and encoding/json rejects it.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
