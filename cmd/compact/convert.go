@@ -7,7 +7,7 @@ import (
 	"github.com/compactkit/compact/format"
 )
 
-const convertUsage = "compact convert --to openai|openai-jsonl|anthropic [--from NAME] [-o FILE] [FILE|-]"
+const convertUsage = "compact convert --to NAME [--from NAME] [-o FILE] [FILE|-]"
 
 const convertExamples = `  compact convert --to openai session.jsonl > chat.json
       a Claude Code session as OpenAI Chat messages (one "tool" message per
