@@ -340,7 +340,7 @@ func (c *ccReader) transcript() compact.Transcript {
 	if reset < 0 {
 		reset = c.lastSummary
 	}
-	var t compact.Transcript
+	t := compact.Transcript{Format: string(ClaudeCode)}
 	for i, it := range c.items {
 		switch {
 		case it.msg == nil:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -369,4 +370,46 @@ func TestClaudeCodeBadInput(t *testing.T) {
 	if len(tr.Messages) != 1 || len(tr.Records) != 3 || tr.Records[2].Type != ccInvalid {
 		t.Errorf("read %+v", tr)
 	}
+}
+
+// A compacted Claude Code session is written the way Claude Code writes a
+// compaction, so `claude --resume` continues from head + handoff + tail.
+func Example_compactClaudeCode() {
+	session := `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s1","timestamp":"2025-01-01T10:00:00.000Z","message":{"role":"user","content":"Add a /health endpoint"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s1","timestamp":"2025-01-01T10:00:05.000Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Looking at the router."}]}}
+{"type":"user","uuid":"u2","parentUuid":"a1","sessionId":"s1","timestamp":"2025-01-01T10:01:00.000Z","message":{"role":"user","content":"Also log each request"}}
+{"type":"assistant","uuid":"a2","parentUuid":"u2","sessionId":"s1","timestamp":"2025-01-01T10:01:05.000Z","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"Done."}]}}
+`
+	tr, err := Read(strings.NewReader(session), "session.jsonl", "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	handoff := compact.Handoff{TaskSnapshot: "Also log each request", Goal: "A /health endpoint and request logs"}.Message()
+	// Keep the first and last message; the handoff replaces the middle.
+	tr.Messages = []compact.Message{tr.Messages[0], handoff, tr.Messages[3]}
+	var out bytes.Buffer
+	if err := Write(&out, tr, ClaudeCode); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r struct {
+			Type, Subtype, UUID string
+			ParentUUID         *string `json:"parentUuid"`
+			IsCompactSummary   bool
+		}
+		_ = json.Unmarshal([]byte(line), &r)
+		short := func(s string) string { return s[:min(len(s), 8)] }
+		parent := "null"
+		if r.ParentUUID != nil {
+			parent = short(*r.ParentUUID)
+		}
+		fmt.Println(r.Type, r.Subtype, short(r.UUID), "<-", parent, r.IsCompactSummary)
+	}
+	// Output:
+	// system compact_boundary 1b62d769 <- null false
+	// user  u1 <- 1b62d769 false
+	// user  3dc2cc53 <- u1 true
+	// assistant  a2 <- 3dc2cc53 false
 }

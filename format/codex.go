@@ -452,7 +452,7 @@ func codexInjected(text string) bool {
 }
 
 func (c *cxReader) transcript() compact.Transcript {
-	var t compact.Transcript
+	t := compact.Transcript{Format: string(Codex)}
 	for _, e := range c.entries {
 		if e.msg == nil {
 			e.rec.At = len(t.Messages)

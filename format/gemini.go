@@ -93,7 +93,7 @@ func readGemini(r io.Reader, name string) (compact.Transcript, error) {
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: GeminiCLI, Offset: -1, Msg: "expected " + expected}
 	}
-	t := compact.Transcript{Envelope: d.env}
+	t := compact.Transcript{Format: string(GeminiCLI), Envelope: d.env}
 	for i, raw := range d.elems {
 		var gm gemMessage
 		if raw[0] != '{' || json.Unmarshal(raw, &gm) != nil {

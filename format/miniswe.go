@@ -99,7 +99,7 @@ func readMiniSWE(r io.Reader, name string) (compact.Transcript, error) {
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: MiniSWEAgent, Offset: -1, Msg: "expected " + expected}
 	}
-	t := compact.Transcript{Envelope: d.env}
+	t := compact.Transcript{Format: string(MiniSWEAgent), Envelope: d.env}
 	for i, raw := range d.elems {
 		m, ok := miniRead(raw)
 		if !ok {

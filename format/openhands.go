@@ -203,7 +203,6 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 		if err != nil {
 			return nil, err
 		}
-		t.Format = string(OpenHands)
 		return []OpenHandsInstance{{Line: 1, Transcript: t}}, nil
 	}
 	var out []OpenHandsInstance
@@ -220,7 +219,6 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 		if err != nil {
 			return err
 		}
-		t.Format = string(OpenHands)
 		out = append(out, OpenHandsInstance{ID: iid, Line: n, Transcript: t})
 		return nil
 	})
@@ -316,7 +314,7 @@ type ohPending struct {
 }
 
 func ohEvents(elems [][]byte, pfx string) compact.Transcript {
-	o := ohReader{pfx: pfx, pendings: map[string]int{}}
+	o := ohReader{pfx: pfx, pendings: map[string]int{}, t: compact.Transcript{Format: string(OpenHands)}}
 	for i, raw := range elems {
 		o.add(raw, i)
 	}

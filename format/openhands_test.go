@@ -3,6 +3,8 @@ package format
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -36,7 +38,9 @@ func TestOpenHandsInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.Format = string(OpenHands)
+	if tr.Format != string(OpenHands) {
+		t.Errorf("format %q", tr.Format)
+	}
 	if got, want := len(tr.Messages), len(all[2].Transcript.Messages); got != want || got == 0 {
 		t.Fatalf("%d messages, want %d", got, want)
 	}
@@ -140,4 +144,29 @@ func TestOpenHandsChangedObservation(t *testing.T) {
 	if bytes.Equal(out.Bytes(), data) {
 		t.Error("nothing changed")
 	}
+}
+
+// An evaluation-output file holds one benchmark instance per line; pick one
+// by its instance_id. The other lines ride along as records, so writing the
+// transcript back rewrites that instance and copies the rest.
+func ExampleReadOpenHandsInstance() {
+	f, err := os.Open("testdata/corpus/openhands_multi_swe_bench_output.jsonl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	tr, err := ReadOpenHandsInstance(f, "output.jsonl", "ponylang__ponyc-4588")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	others := 0
+	for _, r := range tr.Records {
+		if r.Type == "instance" {
+			others++
+		}
+	}
+	fmt.Println(tr.Format, len(tr.Messages), "messages,", len(tr.ToolGroups()), "tool groups,", others, "other instances kept")
+	// Output: openhands 102 messages, 49 tool groups, 2 other instances kept
 }

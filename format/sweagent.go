@@ -75,7 +75,7 @@ func readSWEAgent(r io.Reader, name string) (compact.Transcript, error) {
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: SWEAgent, Offset: -1, Msg: "expected " + expected}
 	}
-	t := compact.Transcript{Envelope: d.env}
+	t := compact.Transcript{Format: string(SWEAgent), Envelope: d.env}
 	askSeen := false
 	for i, raw := range d.elems {
 		var sm sweMessage
