@@ -396,8 +396,8 @@ func Example_compactClaudeCode() {
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var r struct {
 			Type, Subtype, UUID string
-			ParentUUID         *string `json:"parentUuid"`
-			IsCompactSummary   bool
+			ParentUUID          *string `json:"parentUuid"`
+			IsCompactSummary    bool
 		}
 		_ = json.Unmarshal([]byte(line), &r)
 		short := func(s string) string { return s[:min(len(s), 8)] }
