@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -124,26 +125,44 @@ func (s *FileStore) Save(ctx context.Context, c *Checkpoint, parent string) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := writeAtomic(dir, d.ID+ckptExt, blob); err != nil {
-		return fmt.Errorf("save session %s: %w", c.Session, err)
+	hb, err := json.Marshal(newHeadRecord(d))
+	if err != nil {
+		return fmt.Errorf("save session %s: head: %w", c.Session, err)
 	}
+	var events []Event
 	if !s.opts.DisableEventLog {
 		var p *headRecord
 		if ps.exists {
 			p = &prev
 		}
-		// Logged before the head moves: a crash in between leaves an event
-		// naming a checkpoint the history does not reach, never a committed
-		// checkpoint without its event.
-		if err := s.logEvents(c.Session, transitions(p, d)); err != nil {
-			return fmt.Errorf("save session %s: %w", c.Session, err)
+		events = transitions(p, d)
+	}
+	// Three writes that do not depend on each other run at once, so their
+	// fsyncs overlap: the checkpoint file (synced, renamed into place, its
+	// directory synced), the event log lines (synced), and the new head in
+	// its temporary file (synced). Only when all three are durable does the
+	// head's rename commit the save. A crash before that leaves the old
+	// head, naming the old checkpoint; events logged ahead of it name a
+	// checkpoint the history does not reach.
+	var wg sync.WaitGroup
+	var ckptErr, eventErr, headErr error
+	var headTmp string
+	wg.Add(3)
+	go func() { defer wg.Done(); ckptErr = writeAtomic(dir, d.ID+ckptExt, blob) }()
+	go func() { defer wg.Done(); eventErr = s.logEvents(c.Session, events) }()
+	go func() {
+		defer wg.Done()
+		headTmp, headErr = writeTemp(dir, headFile, s.codec.seal(kindHead, metaOf(d), hb))
+	}()
+	wg.Wait()
+	if err := errors.Join(ckptErr, eventErr, headErr); err != nil {
+		if headTmp != "" {
+			os.Remove(headTmp)
 		}
+		return fmt.Errorf("save session %s: %w", c.Session, err)
 	}
-	hb, err := json.Marshal(newHeadRecord(d))
-	if err != nil {
-		return fmt.Errorf("save session %s: head: %w", c.Session, err)
-	}
-	if err := writeAtomic(dir, headFile, s.codec.seal(kindHead, metaOf(d), hb)); err != nil {
+	if err := commitTemp(dir, headTmp, headFile); err != nil {
+		os.Remove(headTmp)
 		return fmt.Errorf("save session %s: %w", c.Session, err)
 	}
 	commit(c, d)
@@ -226,13 +245,27 @@ func syncDir(dir string) error {
 
 // writeAtomic replaces dir/name with data: temporary file, sync, rename,
 // directory sync.
-func writeAtomic(dir, name string, data []byte) (err error) {
+func writeAtomic(dir, name string, data []byte) error {
+	tmp, err := writeTemp(dir, name, data)
+	if err != nil {
+		return err
+	}
+	if err := commitTemp(dir, tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeTemp writes data to a new temporary file beside dir/name and syncs
+// it, returning its path.
+func writeTemp(dir, name string, data []byte) (path string, err error) {
 	var rb [6]byte
 	rand.Read(rb[:])
 	tmp := filepath.Join(dir, tmpPrefix+name+"-"+hex.EncodeToString(rb[:]))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer func() {
 		if err != nil {
@@ -241,15 +274,21 @@ func writeAtomic(dir, name string, data []byte) (err error) {
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return "", fmt.Errorf("write %s: %w", name, err)
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", name, err)
+		return "", fmt.Errorf("sync %s: %w", name, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", name, err)
+		return "", fmt.Errorf("close %s: %w", name, err)
 	}
-	if err = os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+	return tmp, nil
+}
+
+// commitTemp renames a synced temporary file to dir/name and syncs dir, so
+// the new name survives a crash.
+func commitTemp(dir, tmp, name string) error {
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("rename %s: %w", name, err)
 	}
 	return syncDir(dir)
