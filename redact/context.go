@@ -72,6 +72,9 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	if ns >= 2 && t[ns-2:ns] == "//" || ns >= 1 && t[ns-1] == '@' {
 		return // the user of a URL (https://x-access-token:...@host)
 	}
+	if ne+1 < len(t) && t[ne] == '=' && isQuote(t[ne+1]) && (name == "key" || name == "name" || name == "id") {
+		return // an XML attribute naming a setting: <add key="ApiKey" value="..."/>
+	}
 	class, label := classifyName(name)
 	if class == nameWeak || (class != nameNone && label == "secret-key" && len(splitWords(name)) == 1) {
 		// "public key: ...", "API key = ...": the word before a bare "key"
@@ -95,8 +98,12 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	if !ok {
 		return
 	}
+	// Keywords inside the value are not read again, whether it is taken or
+	// not: the scan stays linear on "password=password=...", and whether a
+	// name inside a value counts does not depend on the value's length
+	// (which masking changes: Redact must be idempotent).
+	sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve)
 	quoted := vs > 0 && isQuote(t[vs-1])
-	long := ve-vs > 256
 	vs, ve = stripScheme(t, vs, ve, class)
 	if !quoted {
 		// An unquoted value ends at a blank: "password=hunter2 # old",
@@ -108,14 +115,8 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	}
 	v := t[vs:ve]
 	if !plausibleValue(v, class) || (!quoted && isCode(v)) {
-		if long {
-			// Keywords inside a long rejected value are not read again: the
-			// scan stays linear on "password=password=...".
-			sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve)
-		}
 		return
 	}
-	sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve) // keywords inside a secret are not names
 	sc.add(vs, ve, sc.eng.labelRule(refineLabel(label, name, v)))
 }
 
@@ -640,13 +641,16 @@ func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 			if c == '\n' && q != '`' {
 				return vs, j, j > vs
 			}
-			if c == q {
+			if c == q || (esc > 0 && c == '"') {
 				n := 0
 				for m := j - 1; m >= vs && t[m] == '\\'; m-- {
 					n++
 				}
-				if n == esc || (esc == 0 && n%2 == 0) {
+				if c == q && (n == esc || (esc == 0 && n%2 == 0)) {
 					return vs, j, j > vs
+				}
+				if esc > 0 && n < esc {
+					return 0, 0, false // the string holding the escaped value ended first
 				}
 			}
 		}

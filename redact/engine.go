@@ -97,6 +97,14 @@ type scan struct {
 	timeouts int
 }
 
+// secretKey is what numbers the candidate's mask.
+func (c cand) secretKey(text string) string {
+	if c.key != "" {
+		return c.key
+	}
+	return text[c.start:c.end]
+}
+
 func (sc *scan) add(start, end int, r *rule) {
 	if start < 0 || end > len(sc.text) || start >= end {
 		return
@@ -260,11 +268,14 @@ func (sc *scan) matchPrefix(r *rule, start int) {
 	// A token never reaches past its run of token bytes: the pattern reads
 	// no further, and later keywords inside the run are not looked at again.
 	end := min(sc.tokenRunEnd(start), start+r.maxLen)
-	sc.skip[r.idx] = end
 	m := r.prefix.FindStringSubmatchIndex(t[start:end])
 	if m == nil {
+		sc.skip[r.idx] = end
 		return
 	}
+	// After a match, the next token of this format may follow in the same
+	// run ("ghp_a:ghp_b"): look again from the match's end.
+	sc.skip[r.idx] = start + m[1]
 	s, e := m[2*r.group], m[2*r.group+1]
 	if s < 0 {
 		return

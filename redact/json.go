@@ -69,13 +69,14 @@ func (r *Redactor) redactDoc(doc string) (string, []Finding) {
 	if kind == docText {
 		return r.Redact(doc)
 	}
-	lits := stringLiterals(doc)
-	spans := clipToLiterals(doc, r.find(doc), lits)
+	spans := r.find(doc, func(d string, spans []cand) []cand {
+		return clipToLiterals(d, spans, stringLiterals(d))
+	})
 	out, found := r.apply(doc, spans)
 	if validDoc(out, kind) {
 		return out, found
 	}
-	return r.redactLiterals(doc, spans, lits)
+	return r.redactLiterals(doc, spans, stringLiterals(doc))
 }
 
 // stringLiterals returns the content ranges (between the quotes) of the
@@ -100,19 +101,22 @@ func stringLiterals(doc string) [][2]int {
 	return lits
 }
 
-// clipToLiterals cuts each span to the parts of it inside string literals.
+// clipToLiterals cuts each span to the string literal it starts in. A span
+// that reaches past its literal was read across the JSON structure (a value
+// escaped inside one string running on into the next): the rest is not
+// the secret's, and masking it could rename a key.
 func clipToLiterals(doc string, spans []cand, lits [][2]int) []cand {
 	var out []cand
 	for _, c := range spans {
 		i := sort.Search(len(lits), func(i int) bool { return lits[i][1] > c.start })
-		for ; i < len(lits) && lits[i][0] < c.end; i++ {
-			s, e := max(c.start, lits[i][0]), min(c.end, lits[i][1])
-			s, e = safeSpan(doc, s, e)
-			if s < e {
-				p := c
-				p.start, p.end = s, e
-				out = append(out, p)
-			}
+		if i == len(lits) || lits[i][0] > c.start {
+			continue // not inside a string
+		}
+		s, e := max(c.start, lits[i][0]), min(c.end, lits[i][1])
+		s, e = safeSpan(doc, s, e)
+		if s < e {
+			c.start, c.end = s, e
+			out = append(out, c)
 		}
 	}
 	return out

@@ -53,7 +53,7 @@ func TestRedactLiteralsFallback(t *testing.T) {
 	r := newTestRedactor(t)
 	doc := `{"a": "token=` + tGitHub + `", "b": "<p>keep \u00e9</p>", "n": 3}`
 	lits := stringLiterals(doc)
-	spans := clipToLiterals(doc, r.find(doc), lits)
+	spans := clipToLiterals(doc, r.find(doc, nil), lits)
 	out, found := r.redactLiterals(doc, spans, lits)
 	if !json.Valid([]byte(out)) {
 		t.Fatalf("invalid: %s", out)

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,8 +243,8 @@ func (vs *valueSet) find(sc *scan) {
 	})
 }
 
-// find runs every detector over text and returns the spans to mask.
-func (r *Redactor) find(text string) []cand {
+// scanOnce runs every detector over text and returns the spans to mask.
+func (r *Redactor) scanOnce(text string) []cand {
 	sc := &scan{eng: r.eng, text: text, pemNoEndFrom: -1, pemEnd: -1, allow: r.allow}
 	r.eng.run(sc)
 	r.values.Load().find(sc)
@@ -252,6 +253,67 @@ func (r *Redactor) find(text string) []cand {
 	}
 	r.bytes.Add(int64(len(text)))
 	return sc.resolve()
+}
+
+// maxRounds bounds the rescans of find.
+const maxRounds = 4
+
+// find returns the spans to mask in text. When it finds something it looks
+// again at the text as masked, until nothing new turns up: masking can
+// change what a detector sees (a name or a value that got shorter), and
+// Redact must be idempotent. clip, if set, restricts spans (to JSON
+// string literals).
+func (r *Redactor) find(text string, clip func(doc string, spans []cand) []cand) []cand {
+	spans := r.scanOnce(text)
+	if clip != nil {
+		spans = clip(text, spans)
+	}
+	for round := 1; round < maxRounds && len(spans) > 0; round++ {
+		masked, starts, ends := r.render(text, spans)
+		more := r.scanOnce(masked)
+		if clip != nil {
+			more = clip(masked, more)
+		}
+		if len(more) == 0 {
+			break
+		}
+		// Map the new spans back into text: they lie between masks.
+		for i := range more {
+			more[i].start = unmask(more[i].start, spans, starts, ends)
+			more[i].end = unmask(more[i].end, spans, starts, ends)
+		}
+		spans = append(spans, more...)
+		slices.SortFunc(spans, func(a, b cand) int { return a.start - b.start })
+	}
+	return spans
+}
+
+// render writes text with spans masked, and where each mask starts and
+// ends in the result.
+func (r *Redactor) render(text string, spans []cand) (string, []int, []int) {
+	var b strings.Builder
+	b.Grow(len(text))
+	starts, ends := make([]int, len(spans)), make([]int, len(spans))
+	prev := 0
+	for i, c := range spans {
+		b.WriteString(text[prev:c.start])
+		starts[i] = b.Len()
+		b.WriteString(r.masks.mask(c.rule.label, c.secretKey(text)))
+		ends[i] = b.Len()
+		prev = c.end
+	}
+	b.WriteString(text[prev:])
+	return b.String(), starts, ends
+}
+
+// unmask maps offset p of the rendered text, which lies outside every
+// mask, back to the original text.
+func unmask(p int, spans []cand, starts, ends []int) int {
+	i := sort.SearchInts(ends, p+1) - 1 // the last mask ending at or before p
+	if i < 0 {
+		return p
+	}
+	return spans[i].end + (p - ends[i])
 }
 
 // apply writes text with spans masked, and the findings.
@@ -264,12 +326,8 @@ func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
 	found := make([]Finding, 0, len(spans))
 	prev := 0
 	for _, c := range spans {
-		key := c.key
-		if key == "" {
-			key = text[c.start:c.end]
-		}
 		b.WriteString(text[prev:c.start])
-		b.WriteString(r.masks.mask(c.rule.label, key))
+		b.WriteString(r.masks.mask(c.rule.label, c.secretKey(text)))
 		prev = c.end
 		found = append(found, Finding{Rule: c.rule.label, Start: c.start, End: c.end})
 	}
@@ -281,7 +339,7 @@ func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
 // Redact returns s with every secret masked, and what was found: each
 // finding's span is in s.
 func (r *Redactor) Redact(s string) (string, []Finding) {
-	return r.apply(s, r.find(s))
+	return r.apply(s, r.find(s, nil))
 }
 
 // String returns s with every secret masked.
