@@ -62,6 +62,9 @@ type call struct {
 	removed []string // lines an edit took out, to tell changed lines from new ones
 	res     *result
 	prose   bool // the key is prose (a question, a plan), not a name
+	// errs caches errors(): the result's lines that report a failure.
+	errs     []string
+	errsDone bool
 }
 
 // result is a tool's answer to one call.

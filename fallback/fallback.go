@@ -117,6 +117,11 @@ type Config struct {
 	// LastTurns is how many of the window's final asks and agent messages
 	// "Last dropped turns" shows: 0 means 3, a negative value none.
 	LastTurns int
+	// Redacted tells Build the caller has already passed the window through
+	// Redactor (as the compactor does before pruning), so Build skips its
+	// own pass over the whole window. Every item Build extracts is still
+	// redacted before it is cut to size.
+	Redacted bool
 }
 
 // ErrBudget is returned (wrapped) when MaxTokens cannot hold even the
@@ -143,14 +148,23 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 			return compact.Handoff{}, fmt.Errorf("fallback: redactor: %w", err)
 		}
 	}
-	red, _ := r.Transcript(compact.Transcript{Messages: window})
-	w := analyze(red.Messages, r.String)
+	if !cfg.Redacted {
+		red, _ := r.Transcript(compact.Transcript{Messages: window})
+		window = red.Messages
+	}
+	return extract(window, r.String, cfg, lim)
+}
+
+// extract builds the handoff of an already redacted window; mask redacts
+// once more what extraction decodes or cuts.
+func extract(window []compact.Message, mask func(string) string, cfg Config, lim *limits) (compact.Handoff, error) {
+	w := analyze(window, mask)
 	lastTurns := cfg.LastTurns
 	if lastTurns == 0 {
 		lastTurns = 3
 	}
 	d := w.build(lastTurns, cfg.Previous)
-	d.sanitize(r.String)
+	d.sanitize(mask)
 	return fit(d, lim)
 }
 

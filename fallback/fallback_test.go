@@ -393,6 +393,13 @@ func TestSecretsNeverLeak(t *testing.T) {
 			}
 		}
 	}
+	// A window the caller redacted first gives the same handoff.
+	red, _ := r.Transcript(compact.Transcript{Messages: window})
+	h1, err := fallback.Build(window, fallback.Config{Redactor: r})
+	require.NoError(t, err)
+	h2, err := fallback.Build(red.Messages, fallback.Config{Redactor: r, Redacted: true})
+	require.NoError(t, err)
+	assert.Equal(t, h1.Render(), h2.Render())
 	// The default Redactor finds the vendor tokens on its own.
 	h := build(t, window)
 	assert.NotContains(t, h.Render(), github)

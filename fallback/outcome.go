@@ -85,6 +85,36 @@ func stripTag(s, tag string) string {
 	return strings.Trim(s, "\n")
 }
 
+// briefLines is how many lines at each end of a successful call's output
+// are read for errors.
+const briefLines = 60
+
+// lineEnds returns the first and the last n lines of s (all of s, and "",
+// when it has no more than 2n lines).
+func lineEnds(s string, n int) (string, string) {
+	head := 0
+	for i := 0; i < n; i++ {
+		k := strings.IndexByte(s[head:], '\n')
+		if k < 0 {
+			return s, ""
+		}
+		head += k + 1
+	}
+	tail := len(s)
+	for i := 0; i < n && tail > head; i++ {
+		k := strings.LastIndexByte(s[head:tail-1], '\n')
+		if k < 0 {
+			tail = head
+			break
+		}
+		tail = head + k + 1
+	}
+	if tail <= head {
+		return s, ""
+	}
+	return s[:head], s[tail:]
+}
+
 // scanLimit bounds how much of one tool output is read line by line: its
 // head and its tail, where commands report what went wrong.
 const scanLimit = 16 << 10
@@ -110,9 +140,10 @@ func headTail(s string) (string, string) {
 // first by kind and then in order: an exception or compiler error line
 // ("KeyError: 'x'", "error TS2769: …") beats a line that merely mentions an
 // error, which beats a warning. A bare "ERROR:" header yields the line
-// after it. Only the first few lines of a file read are looked at, since
-// file contents mention errors without being errors.
-func errorLines(out string, fileContent bool) []string {
+// after it. With brief set only the first and last lines are read (the
+// output of a call that did not fail); otherwise the first and last
+// scanLimit bytes.
+func errorLines(out string, brief bool) []string {
 	type cand struct {
 		line  string
 		score int
@@ -148,8 +179,10 @@ func errorLines(out string, fileContent bool) []string {
 			best = append(best, cand{t, s, base + n})
 		}
 	}
-	if fileContent {
-		consider(out, 0, 3)
+	if brief {
+		head, tail := lineEnds(out, briefLines)
+		consider(head, 0, 0)
+		consider(tail, 1<<30, 0)
 	} else {
 		head, tail := headTail(out)
 		consider(head, 0, 0)
@@ -180,37 +213,41 @@ func errorLines(out string, fileContent bool) []string {
 	return lines
 }
 
-// errorScore rates how clearly a line reports a failure: 0 not at all, 2 a
-// warning, 3 a line naming an error, 5 an exception or compiler diagnostic.
+// errorScore rates how clearly a line reports a failure: 0 not at all, 1 a
+// traceback header, 2 a warning, 3 a line naming an error, 5 an exception
+// or compiler diagnostic.
 func errorScore(t string) int {
-	l := strings.ToLower(t)
-	if noError(l) {
+	tags := failMatcher.tags(t)
+	lp := asciiLower(t[:min(len(t), 40)])
+	exc := exceptionLine(t)
+	strong := strings.HasPrefix(lp, "error") || strings.HasPrefix(lp, "fatal") || strings.HasPrefix(lp, "panic:")
+	traceback := strings.HasPrefix(lp, "traceback (most recent call last)")
+	failEnd := len(t) >= 4 && strings.EqualFold(t[len(t)-4:], "fail")
+	if tags == 0 && !exc && !strong && !traceback && !failEnd {
+		return 0 // most lines: one pass over the bytes decides
+	}
+	if noError(asciiLower(t)) {
 		return 0
 	}
-	if exceptionLine(t) {
+	switch {
+	case exc || strong || tags&failStrong != 0:
 		return 5
-	}
-	if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "fatal") || strings.HasPrefix(l, "panic:") ||
-		strings.Contains(l, ": error") || strings.Contains(l, " error ts") || strings.Contains(l, "error[") ||
-		strings.Contains(l, "*** [") {
-		return 5
-	}
-	if strings.HasPrefix(l, "traceback (most recent call last)") {
+	case traceback:
 		return 1
-	}
-	for _, w := range failureWords {
-		if strings.Contains(l, w) {
-			return 3
-		}
-	}
-	if strings.HasSuffix(l, "fail") || strings.Contains(l, "fail ") || strings.Contains(l, "fail:") {
+	case tags&failWord != 0 || failEnd:
 		return 3
-	}
-	if strings.Contains(l, "warning") {
+	case tags&failWarn != 0:
 		return 2
 	}
 	return 0
 }
+
+// Tags of the failure phrases.
+const (
+	failStrong uint32 = 1 << iota // compiler and make diagnostics
+	failWord                      // words that name a failure
+	failWarn                      // a warning
+)
 
 var failureWords = []string{
 	"error", "exception", "failed", "failure", "fatal", "timeout", "timed out", "no such file",
@@ -218,8 +255,17 @@ var failureWords = []string{
 	"invalid", "must be", "rejected", "denied", "refused", "segmentation fault", "aborted",
 	"did not appear verbatim", "no replacement was performed", "is required", "is expected to be",
 	"does not exist", "unrecognized", "unknown option", "command not found", "syntax error",
-	"malformed", "undefined", "not defined", "traceback",
+	"malformed", "undefined", "not defined", "traceback", "fail ", "fail:",
 }
+
+// failMatcher finds every failure phrase of a line in one pass.
+var failMatcher = func() *matcher {
+	phrases := map[string]uint32{": error": failStrong, " error ts": failStrong, "error[": failStrong, "*** [": failStrong, "warning": failWarn}
+	for _, w := range failureWords {
+		phrases[w] |= failWord
+	}
+	return newMatcher(true, phrases)
+}()
 
 // exceptionLine recognises "SomethingError: message" and
 // "pkg.mod.SomeException: message" lines.

@@ -5,15 +5,24 @@ import (
 )
 
 // sentences splits prose into sentences and list items, skipping fenced
-// code blocks. A sentence ends at '.', '!' or '?' followed by a space and
-// something that starts a sentence, at a colon that ends a line, or at a
-// line break.
-func sentences(s string, fn func(string)) {
+// code blocks, headings and bold titles. A sentence ends at '.', '!' or
+// '?' followed by a space and something that starts a sentence, or at a
+// line break. fn gets each sentence with its byte offset in s.
+func sentences(s string, fn func(off int, sentence string)) {
 	inFence := false
-	for s != "" {
-		line, rest, _ := strings.Cut(s, "\n")
-		s = rest
-		t := strings.TrimSpace(line)
+	for base := 0; base < len(s); {
+		end := strings.IndexByte(s[base:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += base
+		}
+		line := s[base:end]
+		off := base
+		base = end + 1
+		t := strings.TrimLeft(line, " \t\r")
+		off += len(line) - len(t)
+		t = strings.TrimRight(t, " \t\r")
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			inFence = !inFence
 			continue
@@ -24,11 +33,13 @@ func sentences(s string, fn func(string)) {
 		if len(t) > 4 && strings.HasPrefix(t, "**") && strings.HasSuffix(t, "**") {
 			continue // a bold title
 		}
-		t = strings.TrimLeft(t, "-*+>• ")
-		if n := numberedPrefix(t); n > 0 {
-			t = t[n:]
+		u := strings.TrimLeft(t, "-*+>• ")
+		off += len(t) - len(u)
+		if n := numberedPrefix(u); n > 0 {
+			u, off = u[n:], off+n
 		}
-		splitLine(strings.TrimSpace(t), fn)
+		v := strings.TrimLeft(u, " \t")
+		splitLine(off+len(u)-len(v), v, fn)
 	}
 }
 
@@ -43,8 +54,15 @@ func numberedPrefix(t string) int {
 	return 0
 }
 
-// splitLine splits one line of prose into sentences.
-func splitLine(t string, fn func(string)) {
+// splitLine splits one line of prose, found at offset off, into sentences.
+func splitLine(off int, t string, fn func(int, string)) {
+	emit := func(a, b int) {
+		seg := t[a:b]
+		trimmed := strings.TrimLeft(seg, " ")
+		if trimmed = strings.TrimRight(trimmed, " "); trimmed != "" {
+			fn(off+a+len(seg)-len(strings.TrimLeft(seg, " ")), trimmed)
+		}
+	}
 	start := 0
 	inCode := false
 	for i := 0; i < len(t); i++ {
@@ -69,9 +87,7 @@ func splitLine(t string, fn func(string)) {
 			// lost. Split where a lower-case word ends and a capitalised
 			// one starts.
 			if c == '.' && j == i+1 && glued(t, i) {
-				if s := strings.TrimSpace(t[start : i+1]); s != "" {
-					fn(s)
-				}
+				emit(start, i+1)
 				start = i + 1
 			}
 			continue
@@ -83,15 +99,11 @@ func splitLine(t string, fn func(string)) {
 		if abbreviation(t[start:i]) {
 			continue
 		}
-		if s := strings.TrimSpace(t[start:j]); s != "" {
-			fn(s)
-		}
+		emit(start, j)
 		start = j + 1
 		i = j
 	}
-	if s := strings.TrimSpace(t[start:]); s != "" {
-		fn(s)
-	}
+	emit(start, len(t))
 }
 
 // abbreviation reports whether the text before a period ends in a common
@@ -123,23 +135,128 @@ var (
 		"next, ", "first, ", "then ", "great", "perfect", "excellent", "good", "ok", "okay", "now ", "done"}
 )
 
+// Cue groups, as bits of a sentence's cue set.
+const (
+	cueFinding uint32 = 1 << iota
+	cueContrast
+	cueChoice
+	cueSpeculation
+)
+
+// cueMatcher finds the cue phrases of every group in one pass.
+var cueMatcher = func() *matcher {
+	phrases := map[string]uint32{}
+	for _, g := range []struct {
+		bit     uint32
+		phrases []string
+	}{{cueFinding, findingCues}, {cueContrast, contrastCues}, {cueChoice, choiceCues}, {cueSpeculation, speculation}} {
+		for _, p := range g.phrases {
+			phrases[p] |= g.bit
+		}
+	}
+	return newMatcher(true, phrases)
+}()
+
+// hotMatcher finds the window's hot names (case-sensitive); name i is tag
+// bit i.
+func hotMatcher(hot []string) *matcher {
+	if len(hot) == 0 {
+		return nil
+	}
+	phrases := map[string]uint32{}
+	for i, h := range hot[:min(len(hot), 32)] {
+		phrases[h] |= 1 << i
+	}
+	return newMatcher(false, phrases)
+}
+
+// cueHit is where a cue phrase or a hot name ends in a text.
+type cueHit struct {
+	end   int
+	cues  uint32
+	names uint32
+}
+
+// findCues finds every cue phrase and hot name in text, in order of
+// position.
+func findCues(text string, hot *matcher) []cueHit {
+	var hits []cueHit
+	cueMatcher.each(text, func(end int, t uint32) { hits = append(hits, cueHit{end: end, cues: t}) })
+	if hot == nil {
+		return hits
+	}
+	var names []cueHit
+	hot.each(text, func(end int, t uint32) { names = append(names, cueHit{end: end, names: t}) })
+	merged := make([]cueHit, 0, len(hits)+len(names))
+	i, j := 0, 0
+	for i < len(hits) || j < len(names) {
+		if j == len(names) || i < len(hits) && hits[i].end <= names[j].end {
+			merged = append(merged, hits[i])
+			i++
+		} else {
+			merged = append(merged, names[j])
+			j++
+		}
+	}
+	return merged
+}
+
+// cueCursor walks a text's cue hits along its sentences, which come in
+// order of position.
+type cueCursor struct {
+	hits []cueHit
+	next int
+}
+
+// within returns the cue groups and the number of distinct hot names
+// (counted up to two) that end inside [off, off+n).
+func (c *cueCursor) within(off, n int) (cues, names int) {
+	for c.next < len(c.hits) && c.hits[c.next].end <= off {
+		c.next++
+	}
+	var nameBits uint32
+	for i := c.next; i < len(c.hits) && c.hits[i].end <= off+n; i++ {
+		cues |= int(c.hits[i].cues)
+		nameBits |= c.hits[i].names
+	}
+	switch {
+	case nameBits == 0:
+	case nameBits&(nameBits-1) == 0:
+		names = 1
+	default:
+		names = 2
+	}
+	return cues, names
+}
+
 // decisionScore rates a sentence of the agent's as a decision or finding:
 // cue words, then specificity (code spans, quotes, stressed words), minus
 // narration ("Let me check …"), questions and speculation.
 func decisionScore(s string) int {
+	return scoreSentence(s, int(cueMatcher.tags(s)))
+}
+
+// scoreSentence scores a sentence given the cue groups found in it.
+func scoreSentence(s string, cues int) int {
+	const (
+		finding     = int(cueFinding)
+		contrast    = int(cueContrast)
+		choice      = int(cueChoice)
+		speculative = int(cueSpeculation)
+	)
 	if len(s) < 20 {
 		return 0
 	}
-	l := strings.ToLower(s)
+	l := asciiLower(s[:min(len(s), 24)]) // enough for the openings checked below
 	score := 0
-	finding := hasAny(l, findingCues) || strings.HasPrefix(l, "so ") || strings.HasPrefix(l, "this is because")
-	if finding {
+	isFinding := cues&finding != 0 || strings.HasPrefix(l, "so ") || strings.HasPrefix(l, "this is because")
+	if isFinding {
 		score += 3
 	}
-	if hasAny(l, contrastCues) {
+	if cues&contrast != 0 {
 		score += 2
 	}
-	if hasAny(l, choiceCues) {
+	if cues&choice != 0 {
 		score += 2
 	}
 	if strings.Count(s, "`") >= 2 {
@@ -151,7 +268,7 @@ func decisionScore(s string) int {
 	if shouting(s) {
 		score++
 	}
-	if !finding {
+	if !isFinding {
 		for _, c := range narrationStarts {
 			if strings.HasPrefix(l, c) {
 				score -= 2
@@ -165,7 +282,7 @@ func decisionScore(s string) int {
 	if strings.HasSuffix(s, "?") {
 		score -= 2 // a question is not a decision
 	}
-	if hasAny(l, speculation) || strings.HasPrefix(l, "if ") || strings.HasPrefix(l, "wait") {
+	if cues&speculative != 0 || strings.HasPrefix(l, "if ") || strings.HasPrefix(l, "wait") {
 		score--
 	}
 	if len(s) > 400 {
@@ -231,7 +348,7 @@ func constraintSentences(ask string) []string {
 		return nil
 	}
 	var all, rules []string
-	sentences(ask, func(s string) {
+	sentences(ask, func(_ int, s string) {
 		all = append(all, s)
 		if hasAny(strings.ToLower(s), ruleCues) {
 			rules = append(rules, s)
@@ -288,4 +405,20 @@ func glued(t string, i int) bool {
 		n++
 	}
 	return n >= 3 && (i-n == 0 || t[i-n-1] == ' ')
+}
+
+// asciiLower lower-cases ASCII letters only, so byte offsets still match.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }

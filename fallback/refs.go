@@ -63,7 +63,8 @@ func (r *refStat) messages() int {
 
 // refIndex collects references across the window.
 type refIndex struct {
-	byText map[string]*refStat
+	byText map[string]*refStat // paths
+	names  map[string]*refStat // everything else
 	seq    int
 	// root is the directory that relative paths, folded into the absolute
 	// paths they end, most often stand for: the project root (set by
@@ -72,22 +73,22 @@ type refIndex struct {
 }
 
 func newRefIndex() *refIndex {
-	return &refIndex{byText: map[string]*refStat{}}
+	return &refIndex{byText: map[string]*refStat{}, names: map[string]*refStat{}}
 }
 
 func (x *refIndex) get(kind refKind, text string) *refStat {
-	key := text
-	if kind != refPath {
-		key = "\x00" + text // paths and names live apart
+	m := x.names
+	if kind == refPath {
+		m = x.byText // paths and names live apart
 	}
-	r := x.byText[key]
+	r := m[text]
 	if r == nil {
 		x.seq++
 		r = &refStat{text: strings.Clone(text), kind: kind, first: x.seq}
 		for i := range r.lastMsg {
 			r.lastMsg[i] = -1
 		}
-		x.byText[key] = r
+		m[r.text] = r
 	}
 	return r
 }
@@ -262,13 +263,11 @@ func sortRefs(rs []*refStat) {
 	sort.Slice(rs, func(i, j int) bool { return rs[i].first < rs[j].first })
 }
 
-// names returns the non-path references sorted by first sighting.
-func (x *refIndex) names() []*refStat {
-	var out []*refStat
-	for _, r := range x.byText {
-		if r.kind != refPath {
-			out = append(out, r)
-		}
+// nameRefs returns the non-path references sorted by first sighting.
+func (x *refIndex) nameRefs() []*refStat {
+	out := make([]*refStat, 0, len(x.names))
+	for _, r := range x.names {
+		out = append(out, r)
 	}
 	sortRefs(out)
 	return out
@@ -286,7 +285,7 @@ func (r *refStat) notable() bool {
 // keeps coming back to.
 func (x *refIndex) hot(n int) []string {
 	var cands []*refStat
-	for _, r := range x.names() {
+	for _, r := range x.nameRefs() {
 		if r.kind == refIdent && r.notable() && len(r.text) >= 4 {
 			cands = append(cands, r)
 		}

@@ -59,6 +59,9 @@ func isCoarseDelim(c byte) bool {
 // scanCoarse classifies one whitespace-delimited token, splitting it
 // further where it is not a URL.
 func scanCoarse(t string, fn func(ref)) {
+	if plainWord(t) {
+		return // most tokens of prose and output: nothing to keep
+	}
 	if k := strings.Index(t, "://"); k > 0 && isScheme(t[:k]) {
 		u := trimURL(t)
 		if len(u) > k+3 {
@@ -161,21 +164,29 @@ func classify(t string, fn func(ref)) {
 func trimToken(t string) string {
 	for {
 		n := len(t)
-		t = strings.TrimRight(t, ".,:;!?")
-		t = strings.TrimLeft(t, ":")
-		if strings.HasSuffix(t, ")") && strings.Count(t, "(") < strings.Count(t, ")") {
+		for len(t) > 0 && strings.IndexByte(".,:;!?", t[len(t)-1]) >= 0 {
 			t = t[:len(t)-1]
 		}
-		if strings.HasSuffix(t, "]") && strings.Count(t, "[") < strings.Count(t, "]") {
-			t = t[:len(t)-1]
-		}
-		if strings.HasPrefix(t, "(") && strings.Count(t, "(") > strings.Count(t, ")") {
+		for len(t) > 0 && t[0] == ':' {
 			t = t[1:]
 		}
-		if strings.HasPrefix(t, "[") && strings.Count(t, "[") > strings.Count(t, "]") {
-			t = t[1:]
+		if len(t) == 0 {
+			return t
 		}
-		if strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") {
+		last, first := t[len(t)-1], t[0]
+		if (last == ')' || first == '(') && strings.Count(t, "(") != strings.Count(t, ")") {
+			if last == ')' && strings.Count(t, "(") < strings.Count(t, ")") {
+				t = t[:len(t)-1]
+			} else if first == '(' {
+				t = t[1:]
+			}
+		} else if (last == ']' || first == '[') && strings.Count(t, "[") != strings.Count(t, "]") {
+			if last == ']' && strings.Count(t, "[") < strings.Count(t, "]") {
+				t = t[:len(t)-1]
+			} else if first == '[' {
+				t = t[1:]
+			}
+		} else if first == '(' && last == ')' && len(t) >= 2 {
 			t = t[1 : len(t)-1]
 		}
 		if len(t) == n {
@@ -336,13 +347,17 @@ func knownExtension(name string) bool {
 	if !hasLetter(name[:k]) || !allIdentCharsDash(name[:k]) {
 		return false
 	}
-	for _, part := range strings.Split(name[k+1:], ".") {
+	rest := name[k+1:]
+	first, last := rest, rest
+	for part := range strings.SplitSeq(rest, ".") {
 		if part == "" || !allIdentCharsDash(part) {
 			return false
 		}
+		last = part
 	}
-	first, _, _ := strings.Cut(name[k+1:], ".")
-	last := name[strings.LastIndexByte(name, '.')+1:]
+	if j := strings.IndexByte(rest, '.'); j >= 0 {
+		first = rest[:j]
+	}
 	_, ok := fileExtensions[first]
 	_, ok2 := fileExtensions[last]
 	return ok || ok2
@@ -555,4 +570,28 @@ func codeSpans(s string, fn func(string)) {
 			fn(span)
 		}
 	}
+}
+
+// plainWord reports a token that cannot be a reference: shorter than three
+// bytes, or letters only with no capital after the first (a word, not a
+// camelCase name), optionally followed by sentence punctuation.
+func plainWord(t string) bool {
+	if len(t) < 3 {
+		return true
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+		case c >= 'A' && c <= 'Z':
+			if i > 0 {
+				return false
+			}
+		case (c == ',' || c == '.' || c == ':' || c == ')' || c == '?' || c == '!') && i == len(t)-1:
+		case c == '(' && i == 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

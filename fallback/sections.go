@@ -332,8 +332,16 @@ func firstSegment(cmd string) string {
 	return cmd
 }
 
-// errors returns the lines of the call's result that report a failure.
+// errors returns the lines of the call's result that report a failure,
+// worked out once.
 func (c *call) errors() []string {
+	if !c.errsDone {
+		c.errs, c.errsDone = c.findErrors(), true
+	}
+	return c.errs
+}
+
+func (c *call) findErrors() []string {
 	if c.res == nil || c.res.text == "" {
 		return nil
 	}
@@ -342,7 +350,9 @@ func (c *call) errors() []string {
 	if (c.listing() || numberedListing(c.res.text) || htmlPage(c.res.text)) && !c.failed() {
 		return nil
 	}
-	return errorLines(c.res.text, false)
+	// A call that succeeded is read at its start and end only: an error
+	// line in the middle of a long, successful output is rarely the point.
+	return errorLines(c.res.text, !c.failed())
 }
 
 // buildErrors lists each failure with the call that produced it, and
@@ -494,6 +504,7 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 		})
 	}
 	seen := map[string]bool{}
+	hotNames := hotMatcher(hot)
 	for i := range w.msgs {
 		m := &w.msgs[i]
 		if m.Role != compact.RoleAssistant {
@@ -514,9 +525,20 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 			if p.Type == compact.PartThinking {
 				penalty = 1
 			}
-			sentences(p.Text, func(s string) {
+			// A very long message is read at its start and end, where agents
+			// state what they found and what they will do.
+			text := p.Text
+			if head, tail := textEnds(text); tail != "" {
+				text = head + "\n" + tail
+			}
+			cur := &cueCursor{hits: findCues(text, hotNames)}
+			sentences(text, func(off int, s string) {
 				pos++
-				sc := decisionScore(s) - penalty + hotBonus(s, hot)
+				if len(s) < 20 || len(s) > 800 {
+					return
+				}
+				cues, names := cur.within(off, len(s))
+				sc := scoreSentence(s, cues) - penalty + names
 				if sc >= 3 && !seen[s] {
 					cands = append(cands, cand{s, sc, pos})
 				}
@@ -614,19 +636,23 @@ func jaccard(a, b []string) float64 {
 	return float64(both) / float64(len(a)+len(b)-both)
 }
 
-// hotBonus favours sentences that name what the window keeps coming back
-// to: one point for one hot name, two for more.
-func hotBonus(s string, hot []string) int {
-	n := 0
-	for _, h := range hot {
-		if strings.Contains(s, h) {
-			n++
-			if n == 2 {
-				break
-			}
-		}
+// textEnds returns a long text's first 8 KB and last 4 KB, cut at line
+// breaks (all of a shorter text, and ""): where agents state what they
+// found, and where tools print what they listed or what went wrong.
+func textEnds(s string) (string, string) {
+	const headMax, tailMax = 8 << 10, 4 << 10
+	if len(s) <= headMax+tailMax {
+		return s, ""
 	}
-	return n
+	head := s[:headMax]
+	if k := strings.LastIndexByte(head, '\n'); k > 0 {
+		head = head[:k]
+	}
+	tail := s[len(s)-tailMax:]
+	if k := strings.IndexByte(tail, '\n'); k >= 0 {
+		tail = tail[k+1:]
+	}
+	return head, tail
 }
 
 // compactLines joins a multi-line text's non-blank lines with " / ".
@@ -681,7 +707,7 @@ func (w *window) indexRefs() *refIndex {
 				x.scan(l, c.msg, srcArgs, false)
 			}
 			if c.res != nil {
-				head, tail := headTail(c.res.text)
+				head, tail := textEnds(c.res.text)
 				x.scan(head, c.res.msg, srcResult, git)
 				x.scan(tail, c.res.msg, srcResult, git)
 				for _, l := range c.errors() {
@@ -689,7 +715,7 @@ func (w *window) indexRefs() *refIndex {
 				}
 			}
 		} else if c.res != nil {
-			head, tail := headTail(c.res.text)
+			head, tail := textEnds(c.res.text)
 			x.scan(head, c.res.msg, srcResult, false)
 			x.scan(tail, c.res.msg, srcResult, false)
 		}
@@ -815,7 +841,7 @@ func (w *window) buildContext(d *draft, x *refIndex) {
 	if w.root != "" {
 		d.secs[secContext] = append(d.secs[secContext], entry{text: w.root, group: "Working directory", rank: 1 << 28})
 	}
-	for _, r := range x.names() {
+	for _, r := range x.nameRefs() {
 		s := r.score()
 		var group string
 		switch r.kind {

@@ -1,0 +1,159 @@
+package fallback
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact"
+)
+
+var textSeeds = []string{
+	`see src/x.go:42 and C:\Users\a\b.cs, ~/notes.md, /usr/lib/x.so and ./a/(group)/[id]/page.tsx:1-9`,
+	"`getUserByID` in pkg.Func calls snake_case_name with @scope/pkg@1.2 and https://e.com/a?b=(c)] #123 3f2a9c1e",
+	"Traceback (most recent call last):\n  File \"/t/x.py\", line 3\nKeyError: 'k'\n",
+	"ERROR:\nNo replacement was performed.\n== [a.sql] FAIL\nL:   3 | P:  1 | L003 | bad\n",
+	"The issue is that `a` runs before `b`. So we fix it.Now the next sentence! e.g. this. 1. item\n```go\nx := 1\n```",
+	"cd /w && cat > f.py << 'EOF'\nprint(1)\nEOF\nsed -i 's/a/b/' x.go | tee out.log > /dev/null; mv a b; rm -rf c",
+	"<returncode>2</returncode>\n<output>\nboom\n</output>",
+	`{"output":"x\n","metadata":{"exit_code":1}}`,
+	"日本語のパス/ファイル.txt and \x00\xff invalid utf8 a/b/../c",
+	"",
+}
+
+// FuzzScanRefs checks the reference scanner on any text: it never panics,
+// and everything it reports is a piece of the input of the kind it says.
+func FuzzScanRefs(f *testing.F) {
+	for _, s := range textSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		scanRefs(s, func(r ref) {
+			if !strings.Contains(s, r.text) {
+				t.Fatalf("%q is not part of the input", r.text)
+			}
+			switch r.kind {
+			case refPath:
+				if !isPath(r.text) {
+					t.Fatalf("path %q fails isPath", r.text)
+				}
+				for _, part := range strings.Split(r.line, ",") {
+					a, b, _ := strings.Cut(part, "-")
+					if r.line != "" && (!allDigits(a) || b != "" && !allDigits(b)) {
+						t.Fatalf("line %q of %q", r.line, r.text)
+					}
+				}
+			case refURL:
+				if !strings.Contains(r.text, "://") {
+					t.Fatalf("URL %q", r.text)
+				}
+			case refIdent:
+				if !isIdentifier(r.text) && !isScopedPackage(r.text) {
+					t.Fatalf("identifier %q", r.text)
+				}
+			case refSHA:
+				if !isHexID(r.text) {
+					t.Fatalf("hex id %q", r.text)
+				}
+			case refIssue:
+				if r.text[0] != '#' || !allDigits(r.text[1:]) {
+					t.Fatalf("issue %q", r.text)
+				}
+			default:
+				t.Fatalf("kind %d", r.kind)
+			}
+		})
+		codeSpans(s, func(span string) {
+			if !strings.Contains(s, span) || strings.Contains(span, "\n") {
+				t.Fatalf("span %q", span)
+			}
+		})
+	})
+}
+
+// FuzzSentences checks that every sentence is found where it says, in
+// order, on one line.
+func FuzzSentences(f *testing.F) {
+	for _, s := range textSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		last := -1
+		sentences(s, func(off int, sentence string) {
+			if off < 0 || off+len(sentence) > len(s) || s[off:off+len(sentence)] != sentence {
+				t.Fatalf("sentence %q not at offset %d", sentence, off)
+			}
+			if off <= last || strings.Contains(sentence, "\n") || sentence == "" {
+				t.Fatalf("sentence %q at %d after %d", sentence, off, last)
+			}
+			last = off
+			_ = decisionScore(sentence)
+		})
+		for _, c := range constraintSentences(s) {
+			if !strings.Contains(s, c) {
+				t.Fatalf("constraint %q not verbatim", c)
+			}
+		}
+	})
+}
+
+// FuzzOutputs runs the readers of tool output and commands on any text.
+func FuzzOutputs(f *testing.F) {
+	for _, s := range textSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		body, _, _ := unwrapResult(s)
+		for _, brief := range []bool{false, true} {
+			lines := errorLines(body, brief)
+			if len(lines) > 2 {
+				t.Fatalf("%d error lines", len(lines))
+			}
+		}
+		_ = firstMeaningfulLine(body)
+		for _, f := range shellFiles(s) {
+			if f.path == "" || !strings.Contains(s, strings.Trim(f.path, `"'`)) && !strings.ContainsAny(s, `"'`) {
+				t.Fatalf("file %q not in command", f.path)
+			}
+		}
+		_ = applyPatchFiles(s)
+		_ = commandTarget(s)
+		if c := clip(s, 10); len(c) > 10 || !utf8.ValidString(c) && utf8.ValidString(s) {
+			t.Fatalf("clip %q", c)
+		}
+	})
+}
+
+// FuzzBuild runs the whole fallback on windows decoded from the fuzzer's
+// bytes (a JSON list of messages in compact's own form): no panic, the cap
+// holds, the same input gives the same bytes.
+func FuzzBuild(f *testing.F) {
+	seed, _ := json.Marshal([]compact.Message{
+		{Role: compact.RoleUser, Parts: []compact.Part{{Type: compact.PartText, Text: textSeeds[0]}}},
+		{Role: compact.RoleAssistant, Parts: []compact.Part{{Type: compact.PartText, Text: textSeeds[4]},
+			{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: "1", Name: "bash", Arguments: json.RawMessage(`{"command":"cd /w && go test ./..."}`)}}}},
+		{Role: compact.RoleTool, ToolCallIDs: []string{"1"}, Parts: []compact.Part{{Type: compact.PartText, Text: textSeeds[2]}}},
+	})
+	f.Add(seed, 300)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		var window []compact.Message
+		if json.Unmarshal(data, &window) != nil {
+			return
+		}
+		count := func(s string) int { return len(s) / 4 }
+		max = 150 + (max%4000+4000)%4000
+		cfg := Config{MaxTokens: max, Count: count}
+		h1, err := Build(window, cfg)
+		if err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		if n := count(h1.Render()); n > max {
+			t.Fatalf("%d over the cap %d", n, max)
+		}
+		h2, _ := Build(window, cfg)
+		if h1.Render() != h2.Render() {
+			t.Fatal("not deterministic")
+		}
+	})
+}
