@@ -78,9 +78,9 @@ const (
 // are recorded, not read), and the large string fields decode without a
 // second validation (jsonText).
 type codexLine struct {
-	Timestamp string    `json:"timestamp"`
-	Type      string    `json:"type"`
-	Payload   codexItem `json:"payload"`
+	Timestamp string     `json:"timestamp"`
+	Type      string     `json:"type"`
+	Payload   *codexItem `json:"payload"`
 }
 
 type codexItem struct {
@@ -186,16 +186,22 @@ func (c *cxReader) add(raw []byte, n int) error {
 			return nil
 		}
 	}
-	switch l.Type {
-	case cxResponseItem:
-		if !c.item(&l.Payload, raw, n, "cx", false) {
-			c.record(cxResponseItem+":"+cmp.Or(l.Payload.Type, "unknown"), raw, false)
+	payloadType := "unknown"
+	if l.Payload != nil {
+		payloadType = cmp.Or(l.Payload.Type, payloadType)
+	}
+	switch {
+	case l.Type == cxResponseItem:
+		if l.Payload == nil || !c.item(l.Payload, raw, n, "cx", false) {
+			c.record(cxResponseItem+":"+payloadType, raw, false)
 		}
-	case cxCompacted:
-		c.compacted(&l.Payload, raw, n)
-	case cxEventMsg:
-		c.record(cxEventMsg+":"+cmp.Or(l.Payload.Type, "unknown"), raw, false)
-	case "":
+	case l.Type == cxCompacted && l.Payload != nil:
+		c.compacted(l.Payload, raw, n)
+	case l.Type == cxCompacted:
+		c.record("invalid", raw, false)
+	case l.Type == cxEventMsg:
+		c.record(cxEventMsg+":"+payloadType, raw, false)
+	case l.Type == "":
 		c.record("unknown", raw, false)
 	default:
 		c.record(l.Type, raw, false)
