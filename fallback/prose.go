@@ -64,14 +64,30 @@ func splitLine(off int, t string, fn func(int, string)) {
 		}
 	}
 	start := 0
-	inCode := false
+	inCode, inFence := false, false
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		if c == '`' {
-			inCode = !inCode
+			n := 1
+			for i+n < len(t) && t[i+n] == '`' {
+				n++
+			}
+			switch {
+			case n >= 3 && inFence:
+				// A fence closed inside the line ("…```Lets look"): the
+				// code ends a sentence.
+				inFence = false
+				emit(start, i+n)
+				start = i + n
+			case n >= 3:
+				inFence = true
+			case !inFence:
+				inCode = !inCode
+			}
+			i += n - 1
 			continue
 		}
-		if inCode || c != '.' && c != '!' && c != '?' {
+		if inCode || inFence || c != '.' && c != '!' && c != '?' {
 			continue
 		}
 		// End of sentence: punctuation, then space, then a sentence start.
@@ -238,6 +254,9 @@ func decisionScore(s string) int {
 
 // scoreSentence scores a sentence given the cue groups found in it.
 func scoreSentence(s string, cues int) int {
+	if len(s) >= 2 && s[0] == '`' && s[len(s)-1] == '`' && strings.Count(s, "`") == 2 {
+		return 0 // a bare code span: a command or a name, not a statement
+	}
 	const (
 		finding     = int(cueFinding)
 		contrast    = int(cueContrast)

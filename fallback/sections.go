@@ -505,10 +505,24 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 	}
 	seen := map[string]bool{}
 	hotNames := hotMatcher(hot)
+	answered := true // whether the last ask has had its answer
+	asked := map[int]bool{}
+	for _, a := range w.asks {
+		asked[a.msg] = true
+	}
 	for i := range w.msgs {
 		m := &w.msgs[i]
+		if asked[i] {
+			answered = false
+		}
 		if m.Role != compact.RoleAssistant {
 			continue
+		}
+		// The agent's first words after an ask answer it: what it agrees to,
+		// refuses or finds there weighs more.
+		answer := 0
+		if !answered && strings.TrimSpace(m.Text()) != "" {
+			answer, answered = 2, true
 		}
 		type cand struct {
 			s     string
@@ -539,6 +553,9 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 				}
 				cues, names := cur.within(off, len(s))
 				sc := scoreSentence(s, cues) - penalty + names
+				if p.Type == compact.PartText && sc > 0 {
+					sc += answer
+				}
 				if sc >= 3 && !seen[s] {
 					cands = append(cands, cand{s, sc, pos})
 				}

@@ -67,6 +67,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 	pending := map[string]*call{}
 	var idless []*call
 	observed := map[int]bool{} // messages that are the output of a text action
+	textActing := false        // the agent has acted through its text before
 	attach := func(i int, id, text string, isErr bool) {
 		c := pending[id]
 		if c != nil {
@@ -94,13 +95,16 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			w.addSummary(m.Text())
 			continue
 		}
-		if c := textAction(msgs, i); c != nil {
+		if c := textAction(msgs, i, textActing); c != nil {
 			// An agent that acts through fenced commands in its text
 			// (SWE-agent, mini-swe-agent): the next message is the output.
 			w.calls = append(w.calls, c)
 			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
-			c.res = &result{msg: i + 1, text: msgs[i+1].Text()}
-			observed[i+1] = true
+			if i+1 < len(msgs) {
+				c.res = &result{msg: i + 1, text: msgs[i+1].Text()}
+				observed[i+1] = true
+			}
+			textActing = true
 			continue
 		}
 		if observed[i] {
@@ -268,20 +272,29 @@ func maskValues(v any, mask func(string) string) {
 
 // textAction recognises an assistant message that acts by a fenced command
 // in its text, answered by the next message: a user-role message written
-// by the harness (Synthetic, or mini-swe-agent's <returncode> output). The
-// last fenced block is the command.
-func textAction(msgs []compact.Message, i int) *call {
+// by the harness (Synthetic, or mini-swe-agent's <returncode> output), or
+// by nothing when the window ends there and the agent has acted this way
+// before. The last fenced block is the command.
+func textAction(msgs []compact.Message, i int, acting bool) *call {
 	m := &msgs[i]
-	if m.Role != compact.RoleAssistant || len(m.ToolCalls()) > 0 || i+1 >= len(msgs) {
+	if m.Role != compact.RoleAssistant || len(m.ToolCalls()) > 0 {
 		return nil
 	}
-	next := &msgs[i+1]
-	if next.Role != compact.RoleUser || next.Summary || next.IsToolResult() {
-		return nil
-	}
-	out := strings.TrimSpace(next.Text())
-	if !next.Synthetic && !strings.HasPrefix(out, "<returncode>") && !strings.HasPrefix(out, "OBSERVATION") {
-		return nil
+	// The window may end before the output: an agent seen acting this way
+	// is taken to act again.
+	if i+1 == len(msgs) {
+		if !acting {
+			return nil
+		}
+	} else {
+		next := &msgs[i+1]
+		if next.Role != compact.RoleUser || next.Summary || next.IsToolResult() {
+			return nil
+		}
+		out := strings.TrimSpace(next.Text())
+		if !next.Synthetic && !strings.HasPrefix(out, "<returncode>") && !strings.HasPrefix(out, "OBSERVATION") {
+			return nil
+		}
 	}
 	lang, block := lastFence(m.Text())
 	if strings.TrimSpace(block) == "" {
