@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# eval.sh scores "compact redact" on the shared evaluation corpus through the
+# CLI, as the corpus's own eval.py does (one process per case), and fails
+# below 95% strict recall or above 1% false positives. Run from anywhere:
+#   redact/eval.sh [CORPUS]
+# CORPUS defaults to redact/testdata/corpus.jsonl (gen.py --seed 1); pass one
+# written by testdata/gen.py --seed N to check generalisation.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+corpus="${1:-$here/testdata/corpus.jsonl}"
+command -v python3 >/dev/null || { echo "eval.sh: python3 is required" >&2; exit 1; }
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+(cd "$here/.." && go build -o "$tmp/compact" ./cmd/compact)
+
+python3 "$here/testdata/eval.py" --corpus "$corpus" --cmd "$tmp/compact redact" \
+  --name "compact redact" --json "$tmp/summary.json"
+
+python3 - "$tmp/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+recall = 100.0 * s["pos_caught_strict"] / s["pos_secrets"]
+fp = 100.0 * s["neg_fp"] / s["neg_cases"]
+keep = 100.0 * s["pos_keep_ok"] / s["pos_keep"]
+print("eval.sh: strict recall %.2f%% (goal >= 95%%), false positives %.2f%% (goal <= 1%%), keep survival %.2f%%" % (recall, fp, keep))
+if recall < 95.0 or fp > 1.0:
+    print("eval.sh: FAIL", file=sys.stderr)
+    sys.exit(1)
+PY
