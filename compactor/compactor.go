@@ -235,7 +235,8 @@ func (r *run) build(h compact.Handoff, digests map[int]string) (compact.Handoff,
 
 func (r *run) request(input []compact.Message) Request {
 	c := r.c
-	return Request{Window: input, Focus: c.cfg.Focus, MaxTokens: c.cfg.HandoffTokens, Count: c.counter.Text, Notify: r.em.emit}
+	return Request{Window: input, Redacted: true, Focus: c.cfg.Focus, MaxTokens: c.cfg.HandoffTokens,
+		Count: c.counter.Text, Notify: r.em.emit}
 }
 
 // summarize runs the primary summarizer, then the fallback where the

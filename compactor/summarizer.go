@@ -18,10 +18,12 @@ type Summarizer interface {
 
 // Request is what a Summarizer summarizes.
 type Request struct {
-	// Window is the dropped middle, redacted and pruned, in order. It may
-	// hold earlier handoffs (Summary messages), which the new handoff must
-	// fold in.
+	// Window is the dropped middle, pruned, in order. It may hold earlier
+	// handoffs (Summary messages), which the new handoff must fold in.
 	Window []compact.Message
+	// Redacted says Window has already been through the Redactor (Compact
+	// always does this first), so a summarizer need not mask it again.
+	Redacted bool
 	// Focus is a topic the summary should pay special attention to.
 	Focus string
 	// MaxTokens caps the handoff.
@@ -88,7 +90,8 @@ func (f Fallback) Summarize(ctx context.Context, req Request) (Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return Summary{Method: compact.MethodFallback}, err
 	}
-	h, err := fallback.Build(req.Window, fallback.Config{MaxTokens: req.MaxTokens, Redactor: f.Redactor, Count: req.Count})
+	h, err := fallback.Build(req.Window, fallback.Config{MaxTokens: req.MaxTokens, Redactor: f.Redactor,
+		Count: req.Count, Redacted: req.Redacted})
 	if err != nil {
 		return Summary{Method: compact.MethodFallback}, err
 	}
