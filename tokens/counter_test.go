@@ -3,9 +3,10 @@ package tokens
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"image"
+	"hash/crc32"
 	"image/png"
 	"math"
 	"sync"
@@ -27,11 +28,23 @@ func mustCounter(t interface {
 	return c
 }
 
+// pngData returns a base64 PNG of w×h: its signature and header chunk,
+// which is all the pricing reads.
 func pngData(t testing.TB, w, h int) string {
 	t.Helper()
+	ihdr := make([]byte, 17)
+	copy(ihdr, "IHDR")
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[8:], uint32(h))
+	ihdr[12] = 8 // bit depth; colour type, compression, filter, interlace 0
 	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
-		t.Fatal(err)
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	binary.Write(&b, binary.BigEndian, uint32(13))
+	b.Write(ihdr)
+	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(ihdr))
+	cfg, err := png.DecodeConfig(bytes.NewReader(b.Bytes()))
+	if err != nil || cfg.Width != w || cfg.Height != h {
+		t.Fatalf("png header: %v %+v", err, cfg)
 	}
 	return base64.StdEncoding.EncodeToString(b.Bytes())
 }

@@ -90,7 +90,11 @@ func TestEstimateClasses(t *testing.T) {
 		tt.est += float64(Estimate(s))
 		tt.q4 += float64(utf8.RuneCountInString(s)) / 4
 	}
-	for _, f := range loadCorpus(t, transcriptDir()) {
+	dir := transcriptDir()
+	if raceEnabled && *corpusDir == "" {
+		dir = filepathCorpusCI() // the shared corpus takes minutes under -race
+	}
+	for _, f := range loadCorpus(t, dir) {
 		for _, s := range f.strings {
 			add(s)
 		}

@@ -115,10 +115,14 @@ func TestExactCorpus(t *testing.T) {
 	for _, f := range files {
 		strs, raw := f.strings, f.raw
 		if !*fullDiff {
-			// A bounded sample for CI: 150 strings spread over the file and
-			// the first 16 KiB of its raw JSON.
-			strs = spread(strs, 150)
-			raw = raw[:min(len(raw), 16<<10)]
+			// A bounded sample for CI: strings spread over the file and
+			// the start of its raw JSON.
+			n, rawBytes := 150, 16<<10
+			if raceEnabled {
+				n, rawBytes = 30, 2<<10
+			}
+			strs = spread(strs, n)
+			raw = raw[:min(len(raw), rawBytes)]
 		}
 		texts = append(texts, strs...)
 		texts = append(texts, strings.ToValidUTF8(raw, ""))
@@ -130,8 +134,11 @@ func TestExactCorpus(t *testing.T) {
 
 func TestExactHostile(t *testing.T) {
 	n := 2000
-	if *fullDiff {
+	switch {
+	case *fullDiff:
 		n = 100_000
+	case raceEnabled:
+		n = 300
 	}
 	texts := hostileStrings(1, n)
 	for _, name := range encodingNames {
@@ -206,6 +213,9 @@ func TestContractionLetters(t *testing.T) {
 // pieces: the heap merge must pick pairs in the quadratic scan's order.
 func TestMergeLargeMatchesSmall(t *testing.T) {
 	texts := hostileStrings(7, 3000)
+	if raceEnabled {
+		texts = texts[:500]
+	}
 	for _, name := range encodingNames {
 		e := mustEncoding(t, name)
 		tab := classes()
