@@ -75,6 +75,7 @@ const (
 	maxAddedChars   = 100
 	maxSentence     = 320
 	maxProseKey     = 100
+	maxHitChars     = 120
 )
 
 // build extracts every section's candidates from the analysed window.
@@ -248,6 +249,14 @@ func outcome(c *call) string {
 		}
 	case c.mutates && !c.exec && !c.failed():
 		parts = append(parts, "ok")
+	case c.search() && !c.failed():
+		// What a search found is its outcome: the count and the first hit.
+		first := clip(firstMeaningfulLine(r.text), maxHitChars)
+		if lines == 1 {
+			parts = append(parts, "1 hit: "+first)
+		} else {
+			parts = append(parts, strconv.Itoa(lines)+" hits, first: "+first)
+		}
 	case (c.listing() || numberedListing(r.text)) && !c.failed():
 		parts = append(parts, strconv.Itoa(lines)+" lines")
 	default:
@@ -292,6 +301,29 @@ func numberedListing(s string) bool {
 		i++
 	}
 	return i > 0 && (strings.HasPrefix(t[i:], "→") || strings.HasPrefix(t[i:], "\t"))
+}
+
+// search reports whether the call searched (grep, rg, find, a Grep or
+// Glob tool): its output lists hits.
+func (c *call) search() bool {
+	if !c.exec {
+		l := strings.ToLower(c.name)
+		return strings.Contains(l, "grep") || strings.Contains(l, "glob") || strings.Contains(l, "search") || strings.Contains(l, "find")
+	}
+	words := shellWords(firstSegment(stripCD(c.key)))
+	for len(words) > 0 && strings.Contains(words[0], "=") {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return false
+	}
+	switch baseName(words[0]) {
+	case "grep", "rg", "ag", "find", "fd", "ack":
+		return true
+	case "git":
+		return len(words) > 1 && words[1] == "grep"
+	}
+	return false
 }
 
 // listing reports whether the call's output is file contents or a search
