@@ -192,6 +192,10 @@ func (cfg *Config) plan(l *layout) Plan {
 	case p.Dropped() <= 0:
 		p.Reason = fmt.Sprintf("nothing eligible: the protected head (%d messages) and tail (%d messages) hold all %d messages",
 			p.HeadEnd, n-p.TailStart, n)
+		if len(p.Pinned) > 0 {
+			p.Reason = fmt.Sprintf("nothing eligible: the protected head (%d messages), tail (%d) and pinned messages (%d) hold all %d messages",
+				p.HeadEnd, n-p.TailStart, len(p.Pinned), n)
+		}
 	}
 	if p.Reason != "" {
 		p.TailStart, p.Pinned, p.WindowTokens, p.PinnedTokens = p.HeadEnd, nil, 0, 0
