@@ -1,7 +1,11 @@
 package tokens
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -162,5 +166,34 @@ func TestForModelUnknownFallsBackToEstimator(t *testing.T) {
 	}
 	if _, err := ForModel("gpt-4o", WithEncoding("p50k_base")); !errors.Is(err, ErrUnknownEncoding) {
 		t.Errorf("ForModel with a bad encoding: %v", err)
+	}
+}
+
+// TestModelTableGolden keeps the built-in table in testdata/models.json, so
+// that every change to a window or a reserve shows in review. Regenerate
+// with go test ./tokens -run TestModelTableGolden -update.
+func TestModelTableGolden(t *testing.T) {
+	got, err := json.MarshalIndent(map[string]any{"models": NewModels().List()}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "models.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the model table differs from %s; run with -update and review the diff", path)
+	}
+	// The golden file is itself a valid configuration file.
+	tab := NewModels()
+	if err := tab.Load(bytes.NewReader(want), path); err != nil {
+		t.Fatal(err)
 	}
 }
