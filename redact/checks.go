@@ -239,28 +239,6 @@ func rightBoundary(t string, i int) bool {
 	return i >= len(t) || !isAlnum(t[i])
 }
 
-// containsFold reports whether s contains needle (lowercase ASCII),
-// ignoring ASCII case, without allocating.
-func containsFold(s, needle string) bool {
-	if len(needle) == 0 {
-		return true
-	}
-	c0 := needle[0]
-	for i := 0; i+len(needle) <= len(s); i++ {
-		if lowerASCII(s[i]) != c0 {
-			continue
-		}
-		j := 1
-		for j < len(needle) && lowerASCII(s[i+j]) == needle[j] {
-			j++
-		}
-		if j == len(needle) {
-			return true
-		}
-	}
-	return false
-}
-
 // hasSuffixFold reports whether s ends with suffix (lowercase ASCII),
 // ignoring ASCII case.
 func hasSuffixFold(s, suffix string) bool {

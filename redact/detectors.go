@@ -372,10 +372,6 @@ func structuralScan(sc *scan) {
 	}
 }
 
-func boundaryOK(t string, s, e int) bool {
-	return leftBoundary(t, s) && rightBoundary(t, e)
-}
-
 func discordBotToken(v string) bool {
 	parts := strings.Split(v, ".")
 	if len(parts) != 3 || len(parts[0]) < 23 || len(parts[0]) > 28 || len(parts[1]) < 6 || len(parts[1]) > 7 ||

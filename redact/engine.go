@@ -395,24 +395,24 @@ func (sc *scan) resolve() []cand {
 		}
 		out = append(out, c)
 	}
+	// Masks were noted in text order; so are the candidates now: one merge
+	// pass drops the candidates that touch a mask.
 	final := out[:0]
+	mi := 0
 	for _, c := range out {
 		c.start, c.end = safeSpan(sc.text, c.start, c.end)
-		if c.start >= c.end || sc.overlapsMask(c.start, c.end) {
+		if c.start >= c.end {
+			continue
+		}
+		for mi < len(sc.masks) && sc.masks[mi][1] <= c.start {
+			mi++
+		}
+		if mi < len(sc.masks) && sc.masks[mi][0] < c.end {
 			continue
 		}
 		final = append(final, c)
 	}
 	return final
-}
-
-func (sc *scan) overlapsMask(s, e int) bool {
-	for _, m := range sc.masks {
-		if s < m[1] && m[0] < e {
-			return true
-		}
-	}
-	return false
 }
 
 // safeSpan shrinks [s, e) so that it neither starts inside a backslash
