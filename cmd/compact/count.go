@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -107,6 +108,9 @@ func runCount(_ context.Context, e *env, args []string) error {
 		rep = countText(counter, string(data))
 	} else {
 		t, err := format.Read(in, in.name, format.Name(o.as))
+		if errors.Is(err, format.ErrUnknownFormat) && o.as == "" {
+			return badInput(fmt.Errorf("%w; --text counts it as plain text", err))
+		}
 		if err != nil {
 			return badInput(err)
 		}

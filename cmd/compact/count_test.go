@@ -300,7 +300,7 @@ func TestCountErrors(t *testing.T) {
 		{"bad flag", []string{"count", "--bogus"}, exitUsage, "bogus"},
 		{"bad model table", []string{"count", "--models", bad, notTranscript}, exitUsage, "p50k_base"},
 		{"missing model table", []string{"count", "--models", filepath.Join(dir, "none.toml"), notTranscript}, exitUsage, "none.toml"},
-		{"not a transcript", []string{"count", notTranscript}, exitUsage, "notes.txt"},
+		{"not a transcript", []string{"count", notTranscript}, exitUsage, "--text counts it as plain text"},
 		{"directory", []string{"count", dir}, exitUsage, "directory"},
 	}
 	for _, c := range cases {
