@@ -5,7 +5,9 @@
 // # What it extracts
 //
 // Build first passes the whole window through a redact.Redactor, then
-// reads it for:
+// reads it for the sections below. Long outputs and messages are read at
+// their start and end (where tools report what went wrong and agents say
+// what they found), so the cost stays linear in the window.
 //
 //   - Task snapshot: the latest real ask of the person, verbatim. Tool
 //     results, harness notes riding in the user role (reminders, slash
@@ -20,15 +22,21 @@
 //     holding the rule.
 //   - Completed actions: every tool call in order, as "name key-argument →
 //     outcome": the key argument is the command, path, URL or query; the
-//     outcome is the exit status and an error line, or the first meaningful
-//     line and the output's length. Edits list the lines they added.
-//     Interruptions appear where they happened.
+//     outcome is the exit status and an error line, a search's hit count
+//     and first hit, or the first meaningful line and the output's length.
+//     Edits list the lines they added (changed lines and declarations
+//     first). Agents that act through a fenced command in their text
+//     (SWE-agent) have those commands read as calls, the next harness
+//     message as their output. Interruptions and harness error notes
+//     appear where they happened.
 //   - Active state and Blocked: the agent's last todo list or plan
 //     (Claude Code TodoWrite, Codex update_plan, any list of items with a
 //     status), and a failure that ends the window.
 //   - Decisions: plans the agent proposed, and the sentences of its
 //     messages and reasoning that state a finding or a choice, scored by cue
-//     words and specificity (at most two per message).
+//     words, specificity and the window's recurring names, the agent's
+//     answer to an ask weighing more (at most two per message; a sentence
+//     that mostly repeats a better one ranks below every new one).
 //   - Errors and fixes: lines reporting an error, exception, traceback,
 //     failure or timeout, with the call that produced them and whether a
 //     later call on the same target succeeded.
@@ -77,8 +85,9 @@
 // The same window and Config give the same bytes: nothing depends on map
 // order, time or the environment. A secret the Redactor finds anywhere in
 // the window (text, tool arguments, tool results) never reaches the
-// handoff: the window is redacted before anything is read, and every item
-// is redacted again before it is cut to size. Text that quotes compact's
+// handoff: the window is redacted before anything is read (unless the
+// caller says it already was, Config.Redacted), and every item is redacted
+// again before it is cut to size. Text that quotes compact's
 // handoff markers has them broken up ("<<< compact:"), so no item can open
 // or close a handoff.
 package fallback

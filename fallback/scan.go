@@ -511,15 +511,6 @@ func allDigitsOrPunct(s string) bool {
 	return !hasLetter(s)
 }
 
-func allUpper(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 'a' && s[i] <= 'z' {
-			return false
-		}
-	}
-	return true
-}
-
 func allIdentChars(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isLetterOrDigit(s[i]) && s[i] != '_' {
