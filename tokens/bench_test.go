@@ -59,6 +59,10 @@ func BenchmarkCount(b *testing.B) {
 }
 
 func BenchmarkCountInit(b *testing.B) {
+	// The rune class table both encodings share, built with the first.
+	b.Run("classes", func(b *testing.B) {
+		measureInit(b, func() any { return buildClassTable() })
+	})
 	for _, name := range encodingNames {
 		b.Run(name+"/ours", func(b *testing.B) {
 			data, next := o200kRanks, nextO200k

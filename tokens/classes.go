@@ -33,34 +33,36 @@ var (
 // classes returns the class table, building it on first use. Walking the
 // range tables costs well under a millisecond.
 func classes() []uint8 {
-	classOnce.Do(func() {
-		t := make([]uint8, classTableSize)
-		set := func(rt *unicode.RangeTable, bits uint8) {
-			for _, r := range rt.R16 {
-				for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-					t[c] |= bits
-				}
-			}
-			for _, r := range rt.R32 {
-				for c := rune(r.Lo); c <= rune(r.Hi) && c < classTableSize; c += rune(r.Stride) {
-					t[c] |= bits
-				}
+	classOnce.Do(func() { classTable = buildClassTable() })
+	return classTable
+}
+
+func buildClassTable() []uint8 {
+	t := make([]uint8, classTableSize)
+	set := func(rt *unicode.RangeTable, bits uint8) {
+		for _, r := range rt.R16 {
+			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+				t[c] |= bits
 			}
 		}
-		set(unicode.Lu, clsL|clsUpper)
-		set(unicode.Lt, clsL|clsUpper)
-		set(unicode.Ll, clsL|clsLower)
-		set(unicode.Lm, clsL|clsUpper|clsLower)
-		set(unicode.Lo, clsL|clsUpper|clsLower)
-		set(unicode.M, clsM|clsUpper|clsLower)
-		set(unicode.N, clsN)
-		set(unicode.White_Space, clsSpace)
-		t['\r'] |= clsNL
-		t['\n'] |= clsNL
-		t['/'] |= clsSlash
-		classTable = t
-	})
-	return classTable
+		for _, r := range rt.R32 {
+			for c := rune(r.Lo); c <= rune(r.Hi) && c < classTableSize; c += rune(r.Stride) {
+				t[c] |= bits
+			}
+		}
+	}
+	set(unicode.Lu, clsL|clsUpper)
+	set(unicode.Lt, clsL|clsUpper)
+	set(unicode.Ll, clsL|clsLower)
+	set(unicode.Lm, clsL|clsUpper|clsLower)
+	set(unicode.Lo, clsL|clsUpper|clsLower)
+	set(unicode.M, clsM|clsUpper|clsLower)
+	set(unicode.N, clsN)
+	set(unicode.White_Space, clsSpace)
+	t['\r'] |= clsNL
+	t['\n'] |= clsNL
+	t['/'] |= clsSlash
+	return t
 }
 
 // classOf classifies a rune outside the table.
