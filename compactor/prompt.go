@@ -224,8 +224,11 @@ func buildPrompt(previous, focus string, chunk []item, k, n, maxTokens int) []op
 		b.WriteString("Focus: pay special attention to " + focus + "\n\n")
 	}
 	part := ""
-	if n > 1 {
+	switch {
+	case n > 1 && k > 1:
 		part = fmt.Sprintf(" (part %d of %d; the summary above covers the parts before)", k, n)
+	case n > 1:
+		part = fmt.Sprintf(" (part %d of %d)", k, n)
 	}
 	b.WriteString("Turns to summarize" + part + ":\n<transcript>\n")
 	for i, it := range chunk {
