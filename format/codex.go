@@ -64,6 +64,9 @@ func init() {
 // puts in the history (codex-rs core/templates/compact/summary_prefix.md).
 const codexSummaryPrefix = "Another language model started to solve this problem and produced a summary of its thinking process."
 
+// codexNoSummary stands for an empty summary (build_compacted_history).
+const codexNoSummary = "(no summary available)"
+
 // Rollout line types.
 const (
 	cxSessionMeta  = "session_meta"
@@ -219,6 +222,10 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 		c.summaries = map[string]bool{}
 	}
 	message := ci.Message.text()
+	if ci.ReplacementHistory == nil {
+		// What build_compacted_history puts in the history.
+		message = cmp.Or(message, codexNoSummary)
+	}
 	if message != "" {
 		c.summaries[message] = true
 	}

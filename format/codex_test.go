@@ -136,6 +136,10 @@ func TestCodexLegacyCompacted(t *testing.T) {
 	if err := Write(&out, tr, Codex); err != nil || out.String() != src {
 		t.Errorf("round trip changed the file (%v)", err)
 	}
+	// Compacting keeps the earlier summary a summary.
+	in := tr.Clone()
+	in.Messages = append(append(in.Messages[:3:3], testHandoff), in.Messages[3])
+	checkCompacted(t, &in)
 }
 
 // TestCodexReplacementHistory: a compacted line with replacement_history

@@ -142,6 +142,17 @@ func codexCompact(w io.Writer, t *compact.Transcript) error {
 			history = append(history, item)
 		}
 	}
+	// The lines of earlier local compactions go before the new one: read
+	// back, they mark their summaries (now items of the list) as summaries.
+	for i := range t.Messages {
+		if m := &t.Messages[i]; !mustEncode(m, Codex) {
+			for _, rec := range m.Source.Records {
+				if codexIsLine(rec) && memberString(rec, "type") == cxCompacted {
+					ew.writeLine(rec)
+				}
+			}
+		}
+	}
 	var payload jsonObject
 	payload.add("message", message).add("replacement_history", history)
 	ew.writeLine(codexLineJSON(codexNewest(t), cxCompacted, payload.bytes()))

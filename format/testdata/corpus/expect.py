@@ -241,8 +241,8 @@ def read_codex(lines):
             if not (isinstance(p, dict) and add_item(p, False)):
                 entries.append({"rec": "response_item"})
         elif typ == "compacted":
-            if p.get("message"):
-                summaries.add(p["message"])
+            if p.get("message") or p.get("replacement_history") is None:
+                summaries.add(p.get("message") or "(no summary available)")
             if p.get("replacement_history") is not None:
                 out = []
                 for e in entries:
@@ -270,7 +270,7 @@ def read_codex(lines):
                     elif not e["inner"]:
                         out += [{"rec": "demoted"}] * m.records
                 entries[:] = out
-                m = Msg("user", [("text", p.get("message", ""))])
+                m = Msg("user", [("text", p.get("message") or "(no summary available)")])
                 m.summary = True
                 entries.append({"msg": m, "open": False, "inner": False})
         else:
