@@ -31,37 +31,37 @@ func scanRefs(s string, fn func(ref)) {
 	i := 0
 	for i < len(s) {
 		// Skip coarse delimiters.
-		for i < len(s) && isCoarseDelim(s[i]) {
+		for i < len(s) && coarseDelim[s[i]] {
 			i++
 		}
 		j := i
-		for j < len(s) && !isCoarseDelim(s[j]) {
+		for j < len(s) && !coarseDelim[s[j]] {
 			j++
 		}
 		if j > i {
-			scanCoarse(s[i:j], fn)
+			if t := s[i:j]; !plainWord(t) {
+				scanCoarse(t, fn)
+			}
 		}
 		i = j
 	}
 }
 
-// isCoarseDelim reports the bytes that always end a token: space, quotes,
+// coarseDelim marks the bytes that always end a token: space, quotes,
 // backticks and angle brackets, which surround paths and names in prose,
 // code and shell commands alike.
-func isCoarseDelim(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '\'', '`', '<', '>', '|', ';', '{', '}', ',', '*':
-		return true
+var coarseDelim = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\v\f\"'`<>|;{},*") {
+		t[c] = true
 	}
-	return false
-}
+	return t
+}()
+
+func isCoarseDelim(c byte) bool { return coarseDelim[c] }
 
 // scanCoarse classifies one whitespace-delimited token, splitting it
 // further where it is not a URL.
 func scanCoarse(t string, fn func(ref)) {
-	if plainWord(t) {
-		return // most tokens of prose and output: nothing to keep
-	}
 	if k := strings.Index(t, "://"); k > 0 && isScheme(t[:k]) {
 		u := trimURL(t)
 		if len(u) > k+3 {
@@ -71,7 +71,13 @@ func scanCoarse(t string, fn func(ref)) {
 	}
 	// '=' and '!' separate assignments and flags (file=@x.pl, --out=dir/x).
 	for t != "" {
-		k := strings.IndexAny(t, "=!")
+		k := -1
+		for i := 0; i < len(t); i++ {
+			if t[i] == '=' || t[i] == '!' {
+				k = i
+				break
+			}
+		}
 		part := t
 		if k >= 0 {
 			part, t = t[:k], t[k+1:]
@@ -122,8 +128,8 @@ func trimURL(u string) string {
 // classify decides what one fine token is and reports it.
 func classify(t string, fn func(ref)) {
 	t = trimToken(t)
-	if len(t) < 3 {
-		return
+	if len(t) < 3 || !hasLetter(t) && t[0] != '#' {
+		return // numbers and punctuation
 	}
 	if strings.HasPrefix(t, "@/") {
 		return // an import alias (@/components/x), not a file path as written
@@ -146,10 +152,15 @@ func classify(t string, fn func(ref)) {
 		return
 	}
 	// A call or index: keep the name before it.
-	if k := strings.IndexAny(t, "(["); k >= 0 {
-		t = t[:k]
+	for k := 0; k < len(t); k++ {
+		if t[k] == '(' || t[k] == '[' {
+			t = t[:k]
+			break
+		}
 	}
-	t = strings.TrimRight(t, ".:")
+	for len(t) > 0 && (t[len(t)-1] == '.' || t[len(t)-1] == ':') {
+		t = t[:len(t)-1]
+	}
 	if isHexID(t) {
 		fn(ref{kind: refSHA, text: t})
 		return
@@ -571,18 +582,42 @@ func plainWord(t string) bool {
 		return true
 	}
 	for i := 0; i < len(t); i++ {
-		c := t[i]
-		switch {
-		case c >= 'a' && c <= 'z':
-		case c >= 'A' && c <= 'Z':
+		switch byteKind[t[i]] {
+		case kindLower:
+		case kindUpper:
 			if i > 0 {
 				return false
 			}
-		case (c == ',' || c == '.' || c == ':' || c == ')' || c == '?' || c == '!') && i == len(t)-1:
-		case c == '(' && i == 0:
+		case kindTrail:
+			if i != len(t)-1 {
+				return false
+			}
 		default:
-			return false
+			if !(t[i] == '(' && i == 0) {
+				return false
+			}
 		}
 	}
 	return true
 }
+
+// Byte kinds for plainWord.
+const (
+	kindOther uint8 = iota
+	kindLower
+	kindUpper
+	kindTrail // punctuation that may end a plain word
+)
+
+var byteKind = func() (k [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		k[c] = kindLower
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		k[c] = kindUpper
+	}
+	for _, c := range []byte(",.:)?!") {
+		k[c] = kindTrail
+	}
+	return k
+}()

@@ -685,11 +685,24 @@ func jaccard(a, b []string) float64 {
 	return float64(both) / float64(len(a)+len(b)-both)
 }
 
+// outputEnds returns the first 4 KB and last 2 KB of a long tool output,
+// cut at line breaks: where paths and names a tool printed are read from.
+// (Names that matter recur, or appear in what the agent and the person
+// wrote, which is read in full.)
+func outputEnds(s string) (string, string) {
+	return ends(s, 4<<10, 2<<10)
+}
+
 // textEnds returns a long text's first 8 KB and last 4 KB, cut at line
 // breaks (all of a shorter text, and ""): where agents state what they
 // found, and where tools print what they listed or what went wrong.
 func textEnds(s string) (string, string) {
-	const headMax, tailMax = 8 << 10, 4 << 10
+	return ends(s, 8<<10, 4<<10)
+}
+
+// ends returns the first headMax and last tailMax bytes of s cut at line
+// breaks, or s and "" when s is no longer than both together.
+func ends(s string, headMax, tailMax int) (string, string) {
 	if len(s) <= headMax+tailMax {
 		return s, ""
 	}
@@ -756,7 +769,7 @@ func (w *window) indexRefs() *refIndex {
 				x.scan(l, c.msg, srcArgs, false)
 			}
 			if c.res != nil {
-				head, tail := textEnds(c.res.text)
+				head, tail := outputEnds(c.res.text)
 				x.scan(head, c.res.msg, srcResult, git)
 				x.scan(tail, c.res.msg, srcResult, git)
 				for _, l := range c.errors() {
@@ -764,7 +777,7 @@ func (w *window) indexRefs() *refIndex {
 				}
 			}
 		} else if c.res != nil {
-			head, tail := textEnds(c.res.text)
+			head, tail := outputEnds(c.res.text)
 			x.scan(head, c.res.msg, srcResult, false)
 			x.scan(tail, c.res.msg, srcResult, false)
 		}
