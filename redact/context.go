@@ -20,6 +20,7 @@ const (
 	nameWeak               // "key" and the like: only a random-looking value counts
 	nameSecret             // token, secret, api key: any credible value counts
 	namePassword           // passwords: human-chosen values count too
+	nameLonePass           // "pass" alone: a password only when quoted or set with =, not "--- PASS: Test"
 	nameHeader             // Authorization: the value may carry a scheme
 )
 
@@ -113,11 +114,140 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 			ve = vs + i
 		}
 	}
+	if class == nameLonePass {
+		if !quoted && !strings.HasPrefix(strings.TrimLeft(t[ne:vs], " \t\"'"), "=") {
+			return
+		}
+		class = namePassword
+	}
 	v := t[vs:ve]
-	if !plausibleValue(v, class) || (!quoted && isCode(v)) {
+	if !plausibleValue(v, class) || (!quoted && codeValue(t, ns, vs, ve, class)) || echoesName(v, name) {
 		return
 	}
+	if quoted && concatenated(t, ve) {
+		return // 'username:' + password: one piece of an expression
+	}
 	sc.add(vs, ve, sc.eng.labelRule(refineLabel(label, name, v)))
+}
+
+// codeValue reports an unquoted value that is a piece of program rather
+// than a credential: Go's ":=" never assigns a bare secret; a value opening
+// a composite literal or a call (yaml_token_t{, get(), taking an address or
+// a pointer type (&analysis.Pass, *Pass), a numeric literal (0x8028), or a
+// chain of identifiers made of words (kexDHReply.HostKey,
+// C.NL80211_ATTR_MESH_AUTH).
+func codeValue(t string, ns, vs, ve int, class nameClass) bool {
+	v := t[vs:ve]
+	if isCode(v) {
+		return true
+	}
+	if strings.Contains(t[ns:vs], ":=") {
+		return true
+	}
+	if ve < len(t) && (t[ve] == '{' || t[ve] == '(' || t[ve] == '[') {
+		return true // a composite literal, a call, an index
+	}
+	if ve < len(t) && t[ve] == ',' && strings.ContainsAny(t[ns:vs], ":=") {
+		return true // a field of an object literal (sinceToken: cscInvalNoHorizon,)
+	}
+	if strings.HasSuffix(v, "{") || strings.HasSuffix(v, "(") {
+		return true // the value goes on past the line: a composite literal, a call
+	}
+	if (v[0] == '&' || v[0] == '*') && len(v) > 1 && identifierOfWords(v[1:], false) {
+		return true // &analysis.Pass, *Signature
+	}
+	if n := strings.TrimLeft(v, "+-"); len(n) > 2 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X') && allHex(n[2:]) {
+		return true // a numeric literal
+	}
+	if i := strings.LastIndexByte(v, '.'); i > 0 && looksLikeEnvName(v[i+1:]) {
+		return true // C.NL80211_CMD_DEL_KEY
+	}
+	return identifierOfWords(v, class == namePassword)
+}
+
+// identifierOfWords reports identifiers and dotted chains of identifiers
+// whose parts read as words or acronyms. A random token is an identifier
+// too, syntactically, but its humps are short, vowel-less or digit-laden.
+// For passwords a lone word with digits (hunter2) still counts as a value.
+func identifierOfWords(v string, password bool) bool {
+	if !(v[0] == '_' || (v[0]|0x20 >= 'a' && v[0]|0x20 <= 'z')) {
+		return false
+	}
+	wordy, total, humps, dotted := 0, 0, 0, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '.' {
+			dotted = true
+		} else if !isAlnum(c) && c != '_' {
+			return false
+		}
+	}
+	wordBounds(v, func(s, e int) bool {
+		h := v[s:e]
+		total += len(h)
+		humps++
+		letters := strings.TrimRight(h, "0123456789")
+		if len(h)-len(letters) > 2 {
+			return true
+		}
+		switch {
+		case !isLettersOneCase(letters[min(1, len(letters)):]):
+			// digits inside, or mixed case: a random hump
+		case len(letters) >= 3 && pronounceable(letters):
+			wordy += len(h)
+		case len(letters) >= 2 && strings.ToUpper(letters) == letters:
+			wordy += len(h) // an acronym, with its number: DH, SSH, NL80211, SHA256
+		case len(letters) == 1 && len(h) == 1:
+			wordy += len(h) // C in C.FOO, t in yaml_token_t
+		case len(letters) == 2 && len(h) == 2 && humps > 1:
+			wordy += len(h) // a short word: of, io, No
+		}
+		return true
+	})
+	if password && humps == 1 && !dotted {
+		return false
+	}
+	return humps >= 1 && wordy*10 >= total*9
+}
+
+func isLettersOneCase(s string) bool {
+	lower, upper, digit, other := charKinds(s)
+	return !digit && !other && !(lower && upper)
+}
+
+// concatenated reports a string literal ending at ve (before its closing
+// quote) that an operator joins to more: "a" + b, 'a' . $b.
+func concatenated(t string, ve int) bool {
+	k := skipBlanks(t, ve+1)
+	return k < len(t) && k > ve+1 && (t[k] == '+' || t[k] == '.' && k+1 < len(t) && t[k+1] == ' ')
+}
+
+// echoesName reports a value that repeats its name (hostKey = "hostkey1",
+// password: password123): a test fixture, not a credential.
+func echoesName(v, name string) bool {
+	words := splitWords(name)
+	if w := words[len(words)-1]; len(w) >= 4 && containsFoldASCII(v, w) {
+		return true
+	}
+	for k := 2; k <= len(words); k++ {
+		if tail := strings.Join(words[len(words)-k:], ""); len(tail) >= 6 && containsFoldASCII(v, tail) {
+			return true // a.hostKey = "hostkey1"
+		}
+	}
+	return false
+}
+
+func containsFoldASCII(s, lowerNeedle string) bool {
+	for i := 0; i+len(lowerNeedle) <= len(s); i++ {
+		j := 0
+		for j < len(lowerNeedle) && lowerASCII(s[i+j]) == lowerNeedle[j] {
+			j++
+		}
+		if j == len(lowerNeedle) {
+			return true
+		}
+	}
+	return false
 }
 
 // prevWord returns the lowercase word before the name at ns when one blank
@@ -259,7 +389,7 @@ var keyStrong = set("api", "secret", "access", "private", "master", "signing", "
 	"rest", "server", "partner", "merchant", "developer", "bot", "integration", "personal", "org", "organization",
 	"project", "workspace", "management", "mgmt", "function", "host", "restricted", "sdk", "security", "ssh",
 	"gpg", "pgp", "rsa", "ecdsa", "ed25519", "mac", "otp", "totp", "recovery", "backup", "wallet", "sk", "user",
-	"instrumentation", "connection", "tenant", "router", "admin_api", "live", "test")
+	"instrumentation", "connection", "tenant", "router", "admin_api")
 
 // Words before "key" that name a non-secret key.
 var keyNot = set("public", "pub", "publishable", "cache", "foreign", "partition", "sort", "hash", "idempotency",
@@ -318,8 +448,11 @@ func classifyName(name string) (nameClass, string) {
 	w = strings.TrimRight(w, "0123456789")
 	switch {
 	case passwordWords[w]:
-		if passwordNot[p] {
-			return nameNone, ""
+		if passwordNot[p] || (len(words) == 1 && (w == "pwd" || w == "pw")) {
+			return nameNone, "" // PWD is the working directory
+		}
+		if len(words) == 1 && w == "pass" {
+			return nameLonePass, "password"
 		}
 		return namePassword, "password"
 	case w == "secret":
@@ -439,8 +572,8 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 		for ve < len(t) && t[ve] != '<' && ve-vs < 4096 {
 			ve++
 		}
-		if ve >= len(t) || t[ve] != '<' {
-			return 0, 0, false
+		if !strings.HasPrefix(t[ve:], "</"+t[ns:ne]+">") {
+			return 0, 0, false // not an element closed by its name: a regex group, a generic
 		}
 		for vs < ve && isSpace(t[vs]) {
 			vs++
@@ -492,8 +625,9 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 		return 0, 0, false
 	case ",":
 		// setenv("TOKEN", "value"), System.setProperty("X_TOKEN", "value"):
-		// both sides quoted.
-		if keyQuote == 0 {
+		// both sides quoted, the name the call's first argument (not one
+		// string of a list).
+		if keyQuote == 0 || !openCallBefore(t, ns-1-keyEsc) {
 			return 0, 0, false
 		}
 		k = skipBlanks(t, opEnd)
@@ -550,6 +684,16 @@ func isScheme(w string) bool {
 		}
 	}
 	return false
+}
+
+// openCallBefore reports whether the quote at q opens a call's first
+// argument: "(" before it, blanks aside.
+func openCallBefore(t string, q int) bool {
+	i := q
+	for i > 0 && (t[i-1] == ' ' || t[i-1] == '\t') {
+		i--
+	}
+	return i > 0 && t[i-1] == '('
 }
 
 func precededBy(t string, j int, c byte, n int) bool {
@@ -709,8 +853,14 @@ done:
 		if h := strings.Index(t[i:ve], " #"); h >= 0 {
 			ve = i + h
 		}
-		for ve > i && (t[ve-1] == ' ' || t[ve-1] == '\t' || t[ve-1] == ',' || t[ve-1] == ';') {
-			ve-- // blanks, and the comma or semicolon closing a JS/Go field
+		for ve > i {
+			c := t[ve-1]
+			if c == ' ' || c == '\t' || c == ',' || c == ';' || c == ':' ||
+				(c == ')' && strings.Count(t[i:ve], "(") < strings.Count(t[i:ve], ")")) {
+				ve-- // blanks, the comma closing a field, the parenthesis closing a call
+				continue
+			}
+			break
 		}
 	}
 	return i, ve, ve > i
@@ -862,8 +1012,8 @@ func plausibleValue(v string, class nameClass) bool {
 		// query or code more often than a passphrase.
 		return false
 	}
-	if numberLike(v) || isReference(v) || strings.Contains(v, maskKeyword) {
-		return false // numbers, versions, dates, ports; references; masks
+	if numberLike(v) || isReference(v) || strings.Contains(v, maskKeyword) || looksLikePattern(v) {
+		return false // numbers, versions, dates, ports; references; masks; regexes and format strings
 	}
 	if n <= 16 {
 		for _, w := range []string{"true", "false", "null", "none", "nil", "undefined", "required", "optional", "string",
@@ -889,6 +1039,23 @@ func plausibleValue(v string, class nameClass) bool {
 	default:
 		return entropy(v) >= 2.5 && (digit || (lower && upper) || other)
 	}
+}
+
+// looksLikePattern reports regular expressions, format strings and
+// parenthesised expressions: (?:x), [^a], \d, {name}, (optional).
+func looksLikePattern(v string) bool {
+	if v[0] == '(' {
+		return true
+	}
+	if strings.Contains(v, "{") && strings.Contains(v, "}") {
+		return true
+	}
+	for _, m := range []string{"(?", "[^", `\d`, `\w`, `\s`, `\b`} {
+		if strings.Contains(v, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxValue is the longest value the context detector considers: longer
@@ -998,6 +1165,9 @@ func dottedIdentifier(v string) bool {
 // looksLikeWords reports lowercase phrases ("test-token", "not-a-secret")
 // and camelCase word chains ("UserProfileCacheKey"): labels, not keys.
 func looksLikeWords(v string) bool {
+	if segmentedWords(v) {
+		return true
+	}
 	lowerOnly := true
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -1039,6 +1209,31 @@ func looksLikeWords(v string) bool {
 		return true
 	})
 	return ok && humps >= 2
+}
+
+// segmentedWords reports lowercase words joined by - _ . or : with short
+// numbers among them (csc-e2e-populate, test_key_12345, v1.2-beta): a name
+// or a label. A random token has random segments.
+func segmentedWords(v string) bool {
+	words, segs := 0, 0
+	for _, seg := range strings.FieldsFunc(v, func(r rune) bool { return r == '-' || r == '_' || r == '.' || r == ':' }) {
+		segs++
+		letters := strings.TrimRight(seg, "0123456789")
+		switch {
+		case letters == "":
+			if len(seg) > 6 {
+				return false // a long number is an id, not a word
+			}
+		case len(seg)-len(letters) <= 2 && isLettersOneCase(letters) && letters == strings.ToLower(letters) &&
+			(len(letters) <= 3 || pronounceable(letters)):
+			words++
+		case len(seg) <= 3: // e2e, k8s, v1, io
+			words++
+		default:
+			return false
+		}
+	}
+	return segs >= 2 && words >= 1
 }
 
 // pronounceable is a crude test that a hump is a word: it has a vowel and
@@ -1110,16 +1305,32 @@ func dottedHost(h string) bool {
 // looksLikeEnvName reports a value that names an environment variable
 // (API_KEY: OPENAI_API_KEY): uppercase words joined by underscores.
 func looksLikeEnvName(v string) bool {
-	if !strings.Contains(v, "_") {
+	if !strings.Contains(v, "_") || !(v[0] >= 'A' && v[0] <= 'Z') {
 		return false
 	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !(c >= 'A' && c <= 'Z') && c != '_' {
-			return false
+	words, segs := 0, 0
+	for _, seg := range strings.Split(v, "_") {
+		if seg == "" {
+			continue
+		}
+		segs++
+		letters := true
+		for i := 0; i < len(seg); i++ {
+			c := seg[i]
+			if !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') {
+				return false
+			}
+			if c >= '0' && c <= '9' {
+				letters = false
+			}
+		}
+		if letters && len(seg) >= 2 {
+			words++
 		}
 	}
-	return true
+	// NL80211_ATTR_MESH_AUTH: mostly words; a random uppercase token with
+	// an underscore has one or two letter runs at most.
+	return segs >= 2 && words*3 >= segs*2
 }
 
 func isUUID(v string) bool {

@@ -114,6 +114,18 @@ func TestDetect(t *testing.T) {
 		{"code", "token = request.headers.get('Authorization')\nkey: teamData.team.name.toUpperCase().slice(0, 3),\npassword = get_password()", ""},
 		{"thinking signature", `{"type": "thinking", "signature": "EqQBCkgIBRABGAIqQH2Xv1hC1p8qZ0rT9yB6cK3mH9sD5fG2jA8eU1iO4wQ7rY5tZ2xC9vB6nM3lK0jF8gH1dS4aP7oI2uY5tR8"}`, ""},
 		{"prose words", "The token limit was exceeded. Pass the secret manager a key name. The bearer of bad news.", ""},
+		// Code found in real Go and Python sources (module cache, stdlib).
+		{"go code", "token := yaml_token_t{\npass := &analysis.Pass{\n\tpass *analysis.Pass\nHostKey: kexDHReply.HostKey,\nsinceToken: cscInvalNoHorizon,\nkey := openSSHEd25519PrivateKey{", ""},
+		{"go constants", "SIOCGLIFTOKEN = -0x3f879678\nATTR_SHARED_KEY = C.NL80211_AUTHTYPE_SHARED_KEY\nERROR_AUTHORIZATION = 0x80280149", ""},
+		{"go test output", "--- PASS: TestGoList/GOPATH (0.03s)\n--- PASS: TestRedact (0.01s)", ""},
+		{"string lists", "names = ['ACAccount', 'ACAccountCredential', 'ACAccountStore', 'HMAccessoryOwnershipToken', 'NIConfiguration']", ""},
+		{"docstrings", ":param auth: (optional) Auth tuple\n:param passphrase: (optional) if encrypted\npassword: (bool, optional): hide input", ""},
+		{"regex and format constants", `LS32_PAT = "(?:{hex}:{hex}|{ipv4})"` + "\n" + `ZONE_ID_PAT = "(?:%25|%)(?:["`, ""},
+		{"concatenation", "long_auth = 'username:' + 'password'\nuser_pass = (self.username + \":\" + self.password)", ""},
+		{"call arguments", "access_token=request.resource_owner_key):", ""},
+		{"env PWD", `cmd.Env = append(os.Environ(), "PWD="+dir)` + "\nOLDPWD=/home/dev", ""},
+		{"value repeats the name", `a.hostKey = "hostkey1"` + "\n" + `password: "password123"`, ""},
+		{"redis test keys", `key := "csc-e2e-populate"` + "\n" + `testKey := "test_key_12345"` + "\n" + `client.JSONGet(ctx, "test-key", "$.nonexistent")`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

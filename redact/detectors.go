@@ -172,7 +172,8 @@ func detectPuTTY(sc *scan, ks, ke int) {
 }
 
 // Trivial passwords in URLs are documentation, not credentials.
-var trivialURLPasswords = set("pass", "password", "passwd", "pwd", "secret", "xxx", "user", "username", "pw", "****", "***")
+var trivialURLPasswords = set("pass", "password", "passwd", "pwd", "secret", "xxx", "user", "username", "pw", "****", "***",
+	"foo", "bar", "baz", "qux", "test", "testing", "dummy", "qwerty")
 
 func detectURLCreds(sc *scan, ks, ke int) {
 	t := sc.text
