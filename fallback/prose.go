@@ -287,12 +287,19 @@ func scoreSentence(s string, cues int) int {
 	if shouting(s) {
 		score++
 	}
-	if !isFinding {
-		for _, c := range narrationStarts {
-			if strings.HasPrefix(l, c) {
-				score -= 2
-				break
-			}
+	narration := false
+	for _, c := range narrationStarts {
+		if strings.HasPrefix(l, c) {
+			narration = true
+			break
+		}
+	}
+	switch {
+	case narration && strings.HasSuffix(s, ":") && strings.HasPrefix(l, "now let") || strings.HasPrefix(l, "let me") && strings.HasSuffix(s, ":"):
+		return 0 // "Now let me run the tests:": the call says it all
+	case !isFinding:
+		if narration {
+			score -= 2
 		}
 		if strings.HasSuffix(s, ":") {
 			score-- // introduces a list or a command

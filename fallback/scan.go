@@ -352,6 +352,7 @@ func knownExtension(name string) bool {
 	if k == 0 { // dotfiles: .env, .gitignore (but not ".py", an extension)
 		rest := name[1:]
 		_, isExt := fileExtensions[rest]
+		isExt = isExt || rest == "pyc" || rest == "pyo" || rest == "swp" || rest == "rej"
 		return len(rest) >= 2 && !isExt && !strings.Contains(rest, ".") && allIdentChars(rest) &&
 			(rest[0] >= 'a' && rest[0] <= 'z' || rest[0] == '_')
 	}
@@ -371,8 +372,16 @@ func knownExtension(name string) bool {
 	}
 	_, ok := fileExtensions[first]
 	_, ok2 := fileExtensions[last]
+	if first != last && !ok2 && moduleLike[first] {
+		return false // django.conf.global_settings is a module, not a file
+	}
 	return ok || ok2
 }
+
+// moduleLike are extensions that are also common module and package name
+// parts, so that x.conf.y is read as a dotted name rather than a file.
+var moduleLike = map[string]bool{"conf": true, "cfg": true, "ini": true, "env": true, "log": true, "lock": true,
+	"out": true, "properties": true, "test": true, "mod": true, "sum": true, "cmd": true, "t": true}
 
 var fileExtensions = func() map[string]struct{} {
 	m := map[string]struct{}{}
