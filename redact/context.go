@@ -225,16 +225,37 @@ func concatenated(t string, ve int) bool {
 // echoesName reports a value that repeats its name (hostKey = "hostkey1",
 // password: password123): a test fixture, not a credential.
 func echoesName(v, name string) bool {
-	words := splitWords(name)
-	if w := words[len(words)-1]; len(w) >= 4 && containsFoldASCII(v, w) {
+	// The name's trailing words, joined: "hostKey" gives "key", then
+	// "hostkey"; a value containing one of 4+ (or 6+ when joined) letters
+	// echoes the name.
+	var buf [maxName + 8]byte
+	n, words := 0, 0
+	found := false
+	var bounds [16][2]int
+	nb := 0
+	wordBounds(name, func(s, e int) bool {
+		if nb < len(bounds) {
+			bounds[nb] = [2]int{s, e}
+			nb++
+		}
 		return true
-	}
-	for k := 2; k <= len(words); k++ {
-		if tail := strings.Join(words[len(words)-k:], ""); len(tail) >= 6 && containsFoldASCII(v, tail) {
-			return true // a.hostKey = "hostkey1"
+	})
+	for i := nb - 1; i >= 0 && !found; i-- {
+		w := name[bounds[i][0]:bounds[i][1]]
+		if n+len(w) > len(buf) {
+			break
+		}
+		copy(buf[len(w):], buf[:n]) // prepend
+		for j := 0; j < len(w); j++ {
+			buf[j] = lowerASCII(w[j])
+		}
+		n += len(w)
+		words++
+		if (words == 1 && n >= 4) || (words > 1 && n >= 6) {
+			found = containsFoldASCII(v, string(buf[:n]))
 		}
 	}
-	return false
+	return found
 }
 
 func containsFoldASCII(s, lowerNeedle string) bool {
@@ -1215,8 +1236,21 @@ func looksLikeWords(v string) bool {
 // numbers among them (csc-e2e-populate, test_key_12345, v1.2-beta): a name
 // or a label. A random token has random segments.
 func segmentedWords(v string) bool {
+	if strings.IndexAny(v, "-_.:") < 0 {
+		return false
+	}
 	words, segs := 0, 0
-	for _, seg := range strings.FieldsFunc(v, func(r rune) bool { return r == '-' || r == '_' || r == '.' || r == ':' }) {
+	for rest := v; rest != ""; {
+		i := strings.IndexAny(rest, "-_.:")
+		seg := rest
+		if i >= 0 {
+			seg, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if seg == "" {
+			continue
+		}
 		segs++
 		letters := strings.TrimRight(seg, "0123456789")
 		switch {
