@@ -41,19 +41,11 @@ func BenchmarkCount(b *testing.B) {
 	for _, name := range encodingNames {
 		b.Run(name+"/ours", func(b *testing.B) {
 			e := mustEncoding(b, name)
-			b.SetBytes(int64(len(text)))
-			b.ResetTimer()
-			for b.Loop() {
-				e.Count(text)
-			}
+			measureThroughput(b, len(text), func() { e.Count(text) })
 		})
 		b.Run(name+"/tiktoken-go", func(b *testing.B) {
 			o := oracle(b, name)
-			b.SetBytes(int64(len(text)))
-			b.ResetTimer()
-			for b.Loop() {
-				o.EncodeOrdinary(text)
-			}
+			measureThroughput(b, len(text), func() { o.EncodeOrdinary(text) })
 		})
 	}
 }
@@ -94,6 +86,22 @@ func BenchmarkCountInit(b *testing.B) {
 	}
 }
 
+// measureThroughput runs count in the benchmark loop and reports, besides
+// the wall-clock MB/s, the MB per second of the thread's CPU time.
+func measureThroughput(b *testing.B, n int, count func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.SetBytes(int64(n))
+	b.ResetTimer()
+	start := threadCPU()
+	for b.Loop() {
+		count()
+	}
+	if cpu := threadCPU() - start; cpu > 0 {
+		b.ReportMetric(float64(n)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
 // measureInit times build and reports the heap its result keeps alive.
 func measureInit(b *testing.B, build func() any) {
 	var before, after runtime.MemStats
@@ -104,14 +112,21 @@ func measureInit(b *testing.B, build func() any) {
 	runtime.ReadMemStats(&after)
 	heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
 	runtime.KeepAlive(kept)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ResetTimer()
+	start := threadCPU()
 	for b.Loop() {
 		kept = build()
 	}
+	cpu := threadCPU() - start
 	b.StopTimer()
 	runtime.KeepAlive(kept)
 	b.ReportMetric(heap/(1<<20), "heap-MB")
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/init")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/init")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/init")
+	}
 }
 
 // oraclePatterns are tiktoken-go's split patterns and special tokens
@@ -136,8 +151,5 @@ var oraclePatterns = map[string]struct {
 // BenchmarkCountEstimate measures the estimator on the corpus text.
 func BenchmarkCountEstimate(b *testing.B) {
 	text := corpusText(b)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		Estimate(text)
-	}
+	measureThroughput(b, len(text), func() { Estimate(text) })
 }
