@@ -125,22 +125,70 @@ func FuzzOutputs(f *testing.F) {
 	})
 }
 
-// FuzzBuild runs the whole fallback on windows decoded from the fuzzer's
-// bytes (a JSON list of messages in compact's own form): no panic, the cap
-// holds, the same input gives the same bytes.
-func FuzzBuild(f *testing.F) {
-	seed, _ := json.Marshal([]compact.Message{
-		{Role: compact.RoleUser, Parts: []compact.Part{{Type: compact.PartText, Text: textSeeds[0]}}},
-		{Role: compact.RoleAssistant, Parts: []compact.Part{{Type: compact.PartText, Text: textSeeds[4]},
-			{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: "1", Name: "bash", Arguments: json.RawMessage(`{"command":"cd /w && go test ./..."}`)}}}},
-		{Role: compact.RoleTool, ToolCallIDs: []string{"1"}, Parts: []compact.Part{{Type: compact.PartText, Text: textSeeds[2]}}},
-	})
-	f.Add(seed, 300)
-	f.Fuzz(func(t *testing.T, data []byte, max int) {
-		var window []compact.Message
-		if json.Unmarshal(data, &window) != nil {
-			return
+// windowFrom turns fuzz bytes into a window: 0xFF separates messages, the
+// first byte of each picks its kind (ask, harness note, agent text,
+// reasoning, a tool call, a result, a summary, an earlier handoff) and the
+// rest is its text or command.
+func windowFrom(data []byte) []compact.Message {
+	var msgs []compact.Message
+	lastID := ""
+	text := func(role compact.Role, t compact.PartType, s string) compact.Message {
+		return compact.Message{Role: role, Parts: []compact.Part{{Type: t, Text: s}}}
+	}
+	for i, chunk := range strings.Split(string(data), "\xff") {
+		if chunk == "" {
+			continue
 		}
+		body := chunk[1:]
+		switch chunk[0] % 9 {
+		case 0:
+			msgs = append(msgs, text(compact.RoleUser, compact.PartText, body))
+		case 1:
+			m := text(compact.RoleUser, compact.PartText, body)
+			m.Synthetic = true
+			msgs = append(msgs, m)
+		case 2:
+			msgs = append(msgs, text(compact.RoleAssistant, compact.PartText, body))
+		case 3:
+			msgs = append(msgs, text(compact.RoleAssistant, compact.PartThinking, body))
+		case 4, 5:
+			lastID = "c" + string(rune('a'+i%26))
+			args, _ := json.Marshal(map[string]string{"command": body})
+			if chunk[0]%9 == 5 {
+				args, _ = json.Marshal(map[string]string{"file_path": body, "old_string": body, "new_string": body + "\nx"})
+			}
+			msgs = append(msgs, compact.Message{Role: compact.RoleAssistant, Parts: []compact.Part{
+				{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: lastID, Name: "bash", Arguments: args}}}})
+		case 6:
+			msgs = append(msgs, compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{lastID},
+				Parts: []compact.Part{{Type: compact.PartText, Text: body}}})
+		case 7:
+			m := text(compact.RoleUser, compact.PartText, body)
+			m.Summary = true
+			msgs = append(msgs, m)
+		case 8:
+			h, _ := compact.ParseHandoff(body)
+			h.TaskSnapshot = body
+			msgs = append(msgs, h.Message())
+		}
+	}
+	return msgs
+}
+
+// FuzzBuild runs the whole fallback on windows made from the fuzzer's
+// bytes: no panic, the cap holds, the same input gives the same bytes.
+func FuzzBuild(f *testing.F) {
+	kinds := []byte{0, 2, 4, 6, 3, 5, 6, 1, 7, 8, 4}
+	var seed strings.Builder
+	for i, s := range textSeeds {
+		seed.WriteByte(kinds[i%len(kinds)])
+		seed.WriteString(s)
+		seed.WriteByte(0xFF)
+	}
+	f.Add([]byte(seed.String()), 300)
+	f.Add([]byte("\x00fix it\xff\x04go test ./...\xff\x06FAIL x_test.go:3\xff"), 200)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		window := windowFrom(data)
 		count := func(s string) int { return len(s) / 4 }
 		max = 150 + (max%4000+4000)%4000
 		cfg := Config{MaxTokens: max, Count: count}
@@ -148,12 +196,16 @@ func FuzzBuild(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Build: %v", err)
 		}
-		if n := count(h1.Render()); n > max {
+		out := h1.Render()
+		if n := count(out); n > max {
 			t.Fatalf("%d over the cap %d", n, max)
 		}
 		h2, _ := Build(window, cfg)
-		if h1.Render() != h2.Render() {
+		if out != h2.Render() {
 			t.Fatal("not deterministic")
+		}
+		if strings.Count(h1.Message().Text(), compact.HandoffBegin) != 1 {
+			t.Fatal("nested handoff")
 		}
 	})
 }

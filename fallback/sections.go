@@ -973,8 +973,10 @@ func absolute(p string) bool {
 // are left to Completed actions, which always keeps the newest.
 func (w *window) buildLastTurns(d *draft, n int) {
 	askAt := map[int]string{}
+	latest := ""
 	for _, a := range w.asks {
 		askAt[a.msg] = a.text
+		latest = a.text
 	}
 	count := 0
 	for i := len(w.msgs) - 1; i >= 0 && count < n; i-- {
@@ -983,6 +985,8 @@ func (w *window) buildLastTurns(d *draft, n int) {
 		switch {
 		case m.Summary:
 			continue
+		case askAt[i] != "" && askAt[i] == latest:
+			text = "user: (the ask under Task snapshot)"
 		case askAt[i] != "":
 			text = "user: " + clip(oneLine(askAt[i]), 400)
 		case m.Role == compact.RoleAssistant:
