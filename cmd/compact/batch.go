@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path"
@@ -50,7 +51,7 @@ const (
 	batchStoreDir = defaultCheckpointDir
 	// batchSaveTries bounds the compare-and-set retries of one save when
 	// another process saves the same batch in between.
-	batchSaveTries = 5
+	batchSaveTries = 10
 	// batchPruneEvery is how many saves pass between two prunings of the
 	// default store, which keeps only the latest checkpoints of the batch.
 	batchPruneEvery = 32
@@ -505,6 +506,10 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		done.Path, done.rel, done.size, done.Resumed = f.path, f.rel, r.size, true
 		return done
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		r.Status, r.SkippedReason = statusSkipped, "empty file"
+		return r
+	}
 	t, err := format.Read(bytes.NewReader(data), f.path, "")
 	if errors.Is(err, format.ErrUnknownFormat) {
 		r.Status, r.SkippedReason = statusSkipped, "not a transcript: no known format recognises it"
@@ -827,6 +832,9 @@ func (s *batchSaver) save(ctx context.Context, steps []checkpoint.Step, status c
 		if !errors.Is(err, checkpoint.ErrConflict) || try == batchSaveTries {
 			return err
 		}
+		// Another process saves this batch too: let it finish, then apply
+		// these steps to what it saved.
+		time.Sleep(time.Duration(rand.IntN(10*try)+1) * time.Millisecond)
 		latest, lerr := s.store.Latest(ctx, s.session)
 		switch {
 		case errors.Is(lerr, checkpoint.ErrNotFound):
@@ -1174,7 +1182,7 @@ func walkFiles(root string, pat []string, exclude []string, add func(string, os.
 			return nil
 		}
 		abs, _ := filepath.Abs(p)
-		if slices.Contains(exclude, abs) {
+		if p != root && slices.Contains(exclude, abs) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

@@ -23,6 +23,12 @@ const (
 // is also redrawn this often when nothing finishes, to keep the ETA fresh.
 const barRedraw = 200 * time.Millisecond
 
+// The bar is 10 to 30 columns wide, narrower on a narrow terminal.
+const (
+	minBar = 10
+	maxBar = 30
+)
+
 // batchProgress tracks a batch's files as they finish and shows it: on a
 // terminal a bar with files done, tokens saved and the ETA; elsewhere a line
 // every interval; nothing when off. Lines printed through it (failures,
@@ -169,7 +175,7 @@ func (p *batchProgress) clearBar() {
 func (p *batchProgress) drawBar() {
 	p.lastDraw = p.now()
 	files := fmt.Sprintf(" %d/%d files", p.done, p.total)
-	parts := []string{p.savedText(), "ETA " + p.eta()}
+	parts := []string{p.savedText(true), "ETA " + p.eta()}
 	if n := p.counts[statusFailed]; n > 0 {
 		parts = append([]string{fmt.Sprintf("%d failed", n)}, parts...)
 	}
@@ -180,12 +186,19 @@ func (p *batchProgress) drawBar() {
 	for _, s := range parts {
 		rest += "  " + s
 	}
-	room := p.width - 1 - len("compact batch ") - len(rest)
-	barWidth := min(room-2, 30)
-	if barWidth < 10 { // a narrow terminal: the bar gives way to the numbers
+	// On a narrow terminal the name goes first, then the bar; the numbers
+	// stay.
+	prefix := "compact batch "
+	room := p.width - 1 - len(rest)
+	if room-len(prefix)-2 < minBar {
+		prefix = ""
+	}
+	barWidth := min(room-len(prefix)-2, maxBar)
+	if barWidth < minBar {
 		barWidth = 0
 	}
-	line := "compact batch " + p.bar(barWidth) + rest
+	line := prefix + p.bar(barWidth) + rest
+	line = strings.TrimLeft(line, " ")
 	if r := []rune(line); len(r) > p.width-1 {
 		line = string(r[:p.width-1])
 	}
@@ -222,16 +235,22 @@ func (p *batchProgress) statusLine() string {
 	if p.resumed > 0 {
 		fmt.Fprintf(&b, "; %d done earlier", p.resumed)
 	}
-	fmt.Fprintf(&b, "), %s, %s elapsed, ETA %s", p.savedText(), shortDuration(p.now().Sub(p.start)), p.eta())
+	fmt.Fprintf(&b, "), %s, %s elapsed, ETA %s", p.savedText(false), shortDuration(p.now().Sub(p.start)), p.eta())
 	if p.note != "" {
 		b.WriteString(", " + p.note)
 	}
 	return b.String()
 }
 
-func (p *batchProgress) savedText() string {
+// savedText says how many tokens the batch saved, abbreviated (12.3k) for
+// the bar.
+func (p *batchProgress) savedText(short bool) string {
 	saved := p.tokensBefore - p.tokensAfter
-	s := thousands(saved) + " tokens saved"
+	n := thousands(saved)
+	if short {
+		n = abbreviate(saved)
+	}
+	s := n + " tokens saved"
 	if p.tokensBefore > 0 {
 		s += " (" + strconv.Itoa(int(100*float64(saved)/float64(p.tokensBefore)+0.5)) + "%)"
 	}
@@ -251,6 +270,19 @@ func (p *batchProgress) eta() string {
 	rate := float64(p.workBytes) / elapsed.Seconds()
 	left := time.Duration(float64(p.totalBytes-p.doneBytes) / rate * float64(time.Second))
 	return shortDuration(left)
+}
+
+// abbreviate prints n as 950, 12.3k or 4.5M.
+func abbreviate(n int64) string {
+	switch {
+	case n >= 999_950_000 || n <= -999_950_000:
+		return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + "G"
+	case n >= 999_950 || n <= -999_950:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+	case n >= 1000 || n <= -1000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // shortDuration prints d as 45s, 3m04s or 1h02m.
