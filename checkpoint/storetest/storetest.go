@@ -123,6 +123,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"RedactingMode", testRedacting},
 		{"Resume", testResume},
 		{"Verify", testVerify},
+		{"Model", testModel},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newBackend(t)) })
