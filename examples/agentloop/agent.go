@@ -46,6 +46,11 @@ func (a *agent) run(ctx context.Context) (string, error) {
 	if final, done, err := a.start(ctx); err != nil || done {
 		return final, err
 	}
+	return a.loop(ctx)
+}
+
+// loop runs turns until the model gives its final answer.
+func (a *agent) loop(ctx context.Context) (string, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err

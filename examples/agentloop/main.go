@@ -162,21 +162,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := checkpoint.Open(ctx, o.store, checkpoint.Options{})
+	a, closeAll, err := newAgent(ctx, o, stdout)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer closeAll()
+	final, err := a.run(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "final: %s\n", final)
+	return nil
+}
+
+// newAgent wires the packages together: the checkpoint store, the token
+// counter, the redactor, the compactor and the model client, with the fake
+// provider and services started on loopback. closeAll stops and closes
+// them.
+func newAgent(ctx context.Context, o options, stdout io.Writer) (a *agent, closeAll func(), err error) {
+	store, err := checkpoint.Open(ctx, o.store, checkpoint.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			store.Close()
+		}
+	}()
 	if o.reset {
 		if err := store.Delete(ctx, o.session); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := resetWorkspace(o.dir); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return err
+		return nil, nil, err
 	}
 	fmt.Fprintf(stdout, "work dir %s, checkpoints in %s\n", o.dir, o.store)
 
@@ -184,13 +206,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// wherever it shows up: in tool output and in the compactor's checks.
 	redactor, err := redact.New(redact.Config{})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	// One counter, shared with the compactor, so each message is
 	// tokenized once however often the transcript is counted.
 	counter, err := tokens.ForModel(model)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	pause := &pauses{delay: o.stepDelay, crash: o.crash, out: stdout}
 
@@ -201,9 +223,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fake := &fakeModel{windows: map[string]int{model: o.window}, counter: counter}
 	base, stopServer, err := serve(fake, svc)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer stopServer()
+	closeAll = func() {
+		stopServer()
+		store.Close()
+	}
 
 	cfg := openai.DefaultConfig("sk-fake")
 	cfg.BaseURL = base + "/v1"
@@ -221,9 +246,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Redactor: redactor,
 	})
 	if err != nil {
-		return err
+		stopServer()
+		return nil, nil, err
 	}
-	a := &agent{
+	return &agent{
 		session:   o.session,
 		model:     model,
 		llm:       openai.NewClientWithConfig(cfg),
@@ -233,13 +259,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		store:     store,
 		pause:     pause,
 		out:       stdout,
-	}
-	final, err := a.run(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "final: %s\n", final)
-	return nil
+	}, closeAll, nil
 }
 
 // serve starts the fake provider and the services on a loopback port and
