@@ -150,20 +150,31 @@ func readCodex(r io.Reader, name string) (compact.Transcript, error) {
 	return c.transcript(), nil
 }
 
-// cxEntry is a message or a record in file order.
-type cxEntry struct {
-	msg   *compact.Message
-	rec   compact.Record
-	types []string // record type of each source record of msg
-	open  bool     // an assistant message later adjacent items may join
-	inner bool     // msg came from a replacement_history (its records are items, not lines)
+// cxMeta is what the reader keeps about a message beside it.
+type cxMeta struct {
+	types []string // record type of each source record
+	inner bool     // read from a replacement_history (its records are items, not lines)
 	pos   int
 	pfx   string
 }
 
+// cxRef is one entry in file order: a message or a record, by index.
+type cxRef struct {
+	msg bool
+	i   int
+}
+
+// cxReader builds the transcript's slices as it goes (they are the
+// result: no copy at the end), keeping the file order of messages and
+// records only to rebuild them when a compacted line resets the history.
 type cxReader struct {
-	entries   []cxEntry
+	msgs      []compact.Message
+	meta      []cxMeta
+	recs      []compact.Record
+	order     []cxRef
+	open      bool            // the last entry is an assistant message adjacent items may join
 	summaries map[string]bool // messages of compacted lines
+	line      codexLine       // decoding target, reused line after line
 }
 
 func (c *cxReader) add(raw []byte, n int) error {
@@ -176,8 +187,9 @@ func (c *cxReader) add(raw []byte, n int) error {
 		c.record("unknown", raw, false)
 		return nil
 	}
-	var l codexLine
-	if err := json.Unmarshal(raw, &l); err != nil {
+	c.line = codexLine{}
+	l := &c.line
+	if err := json.Unmarshal(raw, l); err != nil {
 		var typ *json.UnmarshalTypeError
 		if !errors.As(err, &typ) {
 			return err
@@ -213,7 +225,16 @@ func (c *cxReader) add(raw []byte, n int) error {
 }
 
 func (c *cxReader) record(typ string, raw []byte, marker bool) {
-	c.entries = append(c.entries, cxEntry{rec: compact.Record{Type: typ, Raw: raw, Marker: marker}})
+	c.open = false
+	c.order = append(c.order, cxRef{i: len(c.recs)})
+	c.recs = append(c.recs, compact.Record{At: len(c.msgs), Type: typ, Raw: raw, Marker: marker})
+}
+
+func (c *cxReader) message(m compact.Message, meta cxMeta, open bool) {
+	c.order = append(c.order, cxRef{msg: true, i: len(c.msgs)})
+	c.msgs = append(c.msgs, m)
+	c.meta = append(c.meta, meta)
+	c.open = open
 }
 
 // compacted applies a compacted line (see the package comment above).
@@ -230,22 +251,22 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 		c.summaries[message] = true
 	}
 	if ci.ReplacementHistory != nil {
-		c.demote(func(*cxEntry) bool { return false })
+		history := ci.ReplacementHistory
+		c.demote(func(*compact.Message) bool { return false })
 		c.record(cxCompacted, raw, true)
 		pfx := fmt.Sprintf("cx%dr", n)
-		for k, raw := range ci.ReplacementHistory {
+		for k, raw := range history {
 			var it codexItem
 			if raw.first() != '{' || json.Unmarshal(raw, &it) != nil {
-				c.close() // not an item we know: it stays inside the compacted record
+				c.open = false // not an item we know: it stays inside the compacted record
 				continue
 			}
 			c.item(&it, raw, k, pfx, true)
 		}
-		c.close()
+		c.open = false
 		return
 	}
-	c.demote(func(e *cxEntry) bool {
-		m := e.msg
+	c.demote(func(m *compact.Message) bool {
 		switch m.Role {
 		case compact.RoleUser:
 			return !m.Summary
@@ -254,38 +275,36 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 		}
 		return false
 	})
-	m := &compact.Message{Role: compact.RoleUser, Summary: true,
+	m := compact.Message{Role: compact.RoleUser, Summary: true,
 		Parts:  []compact.Part{{Type: compact.PartText, Text: message}},
 		Source: compact.Source{Records: []json.RawMessage{raw}}}
-	c.entries = append(c.entries, cxEntry{msg: m, types: []string{cxCompacted}, pos: n, pfx: "cx"})
+	c.message(m, cxMeta{types: []string{cxCompacted}, pos: n, pfx: "cx"}, false)
 }
 
-// demote turns the messages before this point that keep does not keep into
-// records. Messages read from a replacement_history vanish instead: their
-// items already live inside the compacted record.
-func (c *cxReader) demote(keep func(*cxEntry) bool) {
-	out := c.entries[:0:0]
-	for _, e := range c.entries {
-		if e.msg == nil || keep(&e) {
-			e.open = false
-			out = append(out, e)
+// demote turns the messages so far that keep does not keep into records.
+// Messages read from a replacement_history vanish instead: their items
+// already live inside the compacted record.
+func (c *cxReader) demote(keep func(*compact.Message) bool) {
+	msgs, meta, recs, order := c.msgs, c.meta, c.recs, c.order
+	c.msgs, c.meta, c.recs, c.order = nil, nil, nil, nil
+	for _, ref := range order {
+		if !ref.msg {
+			r := recs[ref.i]
+			c.record(r.Type, r.Raw, r.Marker)
 			continue
 		}
-		if e.inner {
-			continue
-		}
-		for j, raw := range e.msg.Source.Records {
-			out = append(out, cxEntry{rec: compact.Record{Type: e.types[j], Raw: raw, Marker: e.types[j] == cxCompacted}})
+		m, md := msgs[ref.i], meta[ref.i]
+		switch {
+		case keep(&m):
+			c.message(m, md, false)
+		case md.inner:
+		default:
+			for j, raw := range m.Source.Records {
+				c.record(md.types[j], raw, md.types[j] == cxCompacted)
+			}
 		}
 	}
-	c.entries = out
-}
-
-// close ends any open assistant message.
-func (c *cxReader) close() {
-	if n := len(c.entries); n > 0 {
-		c.entries[n-1].open = false
-	}
+	c.open = false
 }
 
 // item reads one response item; false when it is not a message item (the
@@ -301,21 +320,19 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 		if inner {
 			// Not a message (e.g. a ghost snapshot): it stays inside the
 			// compacted record, which is kept whole.
-			c.close()
+			c.open = false
 			return true
 		}
 		return false
 	}
-	if role == compact.RoleAssistant && len(c.entries) > 0 {
-		last := &c.entries[len(c.entries)-1]
-		if last.open && last.inner == inner {
-			last.msg.Parts = append(last.msg.Parts, parts...)
-			last.msg.Source.Records = append(last.msg.Source.Records, src)
-			last.types = append(last.types, typ)
-			return true
-		}
+	if role == compact.RoleAssistant && c.open && c.meta[len(c.meta)-1].inner == inner {
+		last, md := &c.msgs[len(c.msgs)-1], &c.meta[len(c.meta)-1]
+		last.Parts = append(last.Parts, parts...)
+		last.Source.Records = append(last.Source.Records, src)
+		md.types = append(md.types, typ)
+		return true
 	}
-	m := &compact.Message{ID: it.ID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{src}}}
+	m := compact.Message{ID: it.ID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{src}}}
 	switch role {
 	case compact.RoleTool:
 		m.ToolCallIDs = []string{it.CallID}
@@ -323,10 +340,9 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 		text := m.Text()
 		m.Summary = strings.HasPrefix(text, codexSummaryPrefix) || c.summaries[text]
 		m.Synthetic = !m.Summary && codexInjected(text)
-		markHandoff(m)
+		markHandoff(&m)
 	}
-	c.close()
-	c.entries = append(c.entries, cxEntry{msg: m, types: []string{typ}, open: role == compact.RoleAssistant, inner: inner, pos: pos, pfx: pfx})
+	c.message(m, cxMeta{types: []string{typ}, inner: inner, pos: pos, pfx: pfx}, role == compact.RoleAssistant)
 	return true
 }
 
@@ -465,15 +481,8 @@ func codexInjected(text string) bool {
 }
 
 func (c *cxReader) transcript() compact.Transcript {
-	t := compact.Transcript{Format: string(Codex)}
-	for _, e := range c.entries {
-		if e.msg == nil {
-			e.rec.At = len(t.Messages)
-			t.Records = append(t.Records, e.rec)
-			continue
-		}
-		stampMessage(e.msg, Codex, e.pfx, e.pos)
-		t.Messages = append(t.Messages, *e.msg)
+	for i := range c.msgs {
+		stampMessage(&c.msgs[i], Codex, c.meta[i].pfx, c.meta[i].pos)
 	}
-	return t
+	return compact.Transcript{Format: string(Codex), Messages: c.msgs, Records: c.recs}
 }

@@ -40,7 +40,7 @@ func cxSummary(tr *compact.Transcript) []string {
 	return out
 }
 
-const cxMeta = `{"timestamp":"2025-10-01T10:00:00.000Z","type":"session_meta","payload":{"id":"s1","cwd":"/w","cli_version":"0.77.0"}}`
+const cxSessionMetaLine = `{"timestamp":"2025-10-01T10:00:00.000Z","type":"session_meta","payload":{"id":"s1","cwd":"/w","cli_version":"0.77.0"}}`
 
 func cxLine(ts, typ, payload string) string {
 	return `{"timestamp":"2025-10-01T10:00:` + ts + `.000Z","type":"` + typ + `","payload":` + payload + `}`
@@ -59,7 +59,7 @@ func cxAssistant(ts, text string) string {
 // turn are one message.
 func TestCodexEventsAreNotCounted(t *testing.T) {
 	src := strings.Join([]string{
-		cxMeta,
+		cxSessionMetaLine,
 		cxUser("01", "<environment_context>\\n  <cwd>/w</cwd>\\n</environment_context>"),
 		cxUser("02", "# Context from my IDE setup:\\n\\n## Active file: a.go\\n\\n## My request for Codex:\\nfix it"),
 		cxLine("02", "event_msg", `{"type":"user_message","message":"fix it","kind":"plain"}`),
@@ -117,7 +117,7 @@ func TestCodexEventsAreNotCounted(t *testing.T) {
 // keeps the user's messages and adds the summary (build_compacted_history).
 func TestCodexLegacyCompacted(t *testing.T) {
 	src := strings.Join([]string{
-		cxMeta,
+		cxSessionMetaLine,
 		cxUser("01", "first ask"),
 		cxAssistant("02", "first answer"),
 		cxUser("03", "second ask"),
@@ -147,7 +147,7 @@ func TestCodexLegacyCompacted(t *testing.T) {
 // is written as a new compacted line.
 func TestCodexReplacementHistory(t *testing.T) {
 	src := strings.Join([]string{
-		cxMeta,
+		cxSessionMetaLine,
 		cxUser("01", "old ask"),
 		cxAssistant("02", "old answer"),
 		cxLine("03", "compacted", `{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"old ask"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"S"}]},{"type":"function_call","name":"shell","arguments":"{}","call_id":"c9"},{"type":"function_call_output","call_id":"c9","output":"long output"}]}`),
@@ -254,7 +254,7 @@ func TestCodexInjected(t *testing.T) {
 }
 
 func TestCodexBadInput(t *testing.T) {
-	src := cxMeta + "\n" + cxUser("01", "hi") + "\n" + `{"timestamp":"2025-10-01T10:00:02.000Z","type":"response_item","payload":{"type":"mess`
+	src := cxSessionMetaLine + "\n" + cxUser("01", "hi") + "\n" + `{"timestamp":"2025-10-01T10:00:02.000Z","type":"response_item","payload":{"type":"mess`
 	_, err := Read(strings.NewReader(src), "rollout.jsonl", "")
 	var fe *Error
 	if !errors.As(err, &fe) || fe.Line != 3 || fe.Format != Codex || !strings.Contains(err.Error(), "expected a Codex rollout line") {
