@@ -137,7 +137,7 @@ func (a *agent) begin(ctx context.Context) error {
 func (a *agent) compact(ctx context.Context) error {
 	n := a.counter.Transcript(*a.state.Transcript)
 	res, err := a.compactor.Compact(ctx, *a.state.Transcript)
-	fmt.Fprintf(a.out, "[%d steps done] transcript: %d tokens, compaction at %d\n", a.state.CompletedSteps(), n, res.Plan.Trigger)
+	fmt.Fprintf(a.out, "[steps done: %d] transcript: %d tokens, compaction at %d\n", a.state.CompletedSteps(), n, res.Plan.Trigger)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -279,6 +279,8 @@ func (a *agent) runCall(ctx context.Context, call compact.ToolCall) error {
 		}
 	case isToolError(err):
 		r = toolResult{Output: err.Error(), IsError: true}
+	case ctx.Err() != nil:
+		return err // interrupted: the step stays running, and a resume runs it again
 	default:
 		// A failure the model cannot fix (a service down). Record it and
 		// stop: the next run retries the call under the same key, which

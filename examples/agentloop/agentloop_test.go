@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 // answer, files, transcript and steps, and every side effect performed
 // exactly once.
 func TestKillAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the example many times")
 	}
@@ -168,6 +170,26 @@ func TestKillAndResume(t *testing.T) {
 			})
 		}
 	})
+	// The same with the session in Redis, as workers on many machines
+	// would keep it.
+	t.Run("redis store", func(t *testing.T) {
+		t.Parallel()
+		addr := startRedis(t)
+		dir := t.TempDir()
+		spec := "redis://" + addr + "/0"
+		for _, at := range []string{"effect:deploy", "effect:send_email"} {
+			if out, err := runExample(bin, dir, "--store", spec, "--crash-at", at); !killed(err) {
+				t.Fatalf("--crash-at %s: want the process killed, got %v; output:\n%s", at, err, out)
+			}
+		}
+		out, err := runExample(bin, dir, "--store", spec)
+		if err != nil {
+			t.Fatalf("%v; output:\n%s", err, out)
+		}
+		mustContain(t, out, "[send_email service] key seen before")
+		compareRuns(t, resultIn(t, dir, spec, out), want)
+	})
+
 	// Every run dies at its fourth pause point, whichever it is, until one
 	// gets to the end: the session is killed everywhere, one step at a
 	// time, and resumed each time from what the last run saved.
@@ -278,12 +300,18 @@ func killed(err error) bool {
 // chain, each side effect performed once, and no secret in the store.
 func result(t *testing.T, dir, stdout string) runResult {
 	t.Helper()
+	return resultIn(t, dir, filepath.Join(dir, ".agentloop"), stdout)
+}
+
+// resultIn is result for a session kept in the store spec names.
+func resultIn(t *testing.T, dir, spec, stdout string) runResult {
+	t.Helper()
 	ctx := context.Background()
-	storeDir := filepath.Join(dir, ".agentloop")
-	store, err := checkpoint.NewFileStore(storeDir, checkpoint.Options{})
+	store, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer store.Close()
 	c, err := store.Latest(ctx, "agentloop")
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +358,10 @@ func result(t *testing.T, dir, stdout string) runResult {
 	if len(r.sideEffects) != len(receipts) {
 		t.Errorf("the checkpoint records %d side effects, the services performed %d", len(r.sideEffects), len(receipts))
 	}
-	err = filepath.WalkDir(storeDir, func(path string, d os.DirEntry, err error) error {
+	if strings.HasPrefix(spec, "redis://") {
+		return r
+	}
+	err = filepath.WalkDir(spec, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -414,4 +445,37 @@ func buildExample(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// startRedis starts a throwaway redis-server on a free loopback port and
+// returns its address; the test is skipped where redis-server is missing.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+	}
+	t.Fatalf("redis-server did not start listening on %s", addr)
+	return ""
 }

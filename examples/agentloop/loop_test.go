@@ -118,6 +118,71 @@ func TestSecondWorkerConflicts(t *testing.T) {
 	}
 }
 
+// A deploy whose response is lost after the service acted: the run stops
+// with the step failed, and the next run retries the call under the same
+// key, which the service answers with its first receipt.
+func TestLostResponseRetriedUnderSameKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	o, err := parseOptions([]string{"--dir", dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, closeAgent, err := newAgent(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAgent()
+	services, lost := a.tools.services, false
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, services+r.URL.Path, r.Body)
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		if strings.HasSuffix(r.URL.Path, "/deploy") && !lost {
+			lost = true // the deploy happened; its answer never arrives
+			http.Error(w, "upstream timed out", http.StatusGatewayTimeout)
+			return
+		}
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+	a.tools.services = proxy.URL
+
+	if _, err := a.run(ctx); err == nil || !strings.Contains(err.Error(), "504") {
+		t.Fatalf("want the run stopped by the lost answer, got %v", err)
+	}
+	c, err := a.store.Latest(ctx, "agentloop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != checkpoint.StatusFailed || c.Step(c.CurrentStep) == nil || c.Step(c.CurrentStep).Status != checkpoint.StepFailed {
+		t.Fatalf("want the session and its deploy step failed; status %s, current step %q", c.Status, c.CurrentStep)
+	}
+	if got := readReceipts(t, dir); len(got) != 1 {
+		t.Fatalf("%d deploys before the retry, want 1", len(got))
+	}
+
+	var out bytes.Buffer
+	if err := run(ctx, []string{"--dir", dir}, &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	mustContain(t, out.String(), "interrupted, to finish: "+c.CurrentStep)
+	mustContain(t, out.String(), "[deploy service] key seen before")
+	for key, n := range readReceipts(t, dir) {
+		if n != 1 {
+			t.Errorf("%s performed %d times", key, n)
+		}
+	}
+}
+
 // The services act once per idempotency key and answer a repeated key with
 // the first response, marked as replayed.
 func TestServicesIdempotency(t *testing.T) {
