@@ -221,11 +221,17 @@ func (m Message) Unchanged() bool {
 // writeContent feeds the content fields to h with length prefixes, so that
 // no two different messages produce the same byte stream.
 func (m Message) writeContent(h hash.Hash) {
-	var n [8]byte
+	// Strings go through one scratch buffer: converting each to []byte
+	// would copy every message's whole content once more per hash.
+	buf := make([]byte, 4096)
 	str := func(s string) {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+		binary.LittleEndian.PutUint64(buf[:8], uint64(len(s)))
+		h.Write(buf[:8])
+		for len(s) > 0 {
+			n := copy(buf, s)
+			h.Write(buf[:n])
+			s = s[n:]
+		}
 	}
 	flag := func(b bool) {
 		if b {
