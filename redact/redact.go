@@ -7,10 +7,12 @@
 // the rules whose keywords occur run, and only around the occurrence.
 // Built-in patterns use Go's regexp package (RE2: linear time, whatever the
 // input); checksums, entropy, boundaries and placeholders are checked in Go
-// after a match. Vendor formats cover more than a hundred token types;
-// context detectors find values assigned to secret-like names in env files,
-// YAML, JSON, TOML, INI, source code, HTTP headers, command-line flags and
-// URLs.
+// after a match (a GitHub or npm token whose CRC32 fails is not one, and
+// is masked only if its context says it is secret). Vendor formats cover
+// more than a hundred token types; context detectors find values assigned
+// to secret-like names in env files, YAML, JSON, TOML, INI, source code,
+// HTTP headers, command-line flags and URLs, and the data of Kubernetes
+// Secrets. The scan is linear in the input, whatever it holds.
 //
 // What is not a secret survives: git SHAs, UUIDs, digests, lockfile
 // hashes, public keys and certificates, LLM object ids, variable references
@@ -365,9 +367,9 @@ func (r *Redactor) RedactBytes(b []byte) ([]byte, []Finding) {
 //
 // A message whose content changed no longer matches its source fingerprint,
 // so writers re-encode it instead of copying its records; its records are
-// masked all the same, so no copy of the secret stays in memory or reaches
-// a checkpoint. Records that cannot be masked safely (not JSON) are
-// dropped from the copy.
+// masked all the same, so the copy holds the secret nowhere and a
+// checkpoint of it never stores it. Records that cannot be masked safely
+// (not JSON) are dropped from the copy.
 func (r *Redactor) Transcript(t compact.Transcript) (compact.Transcript, []Finding) {
 	return r.transcript(t)
 }
