@@ -113,7 +113,7 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 	alloc := share(need, max(room, 0))
 	used := 0
 	for s := sec(0); s < nSecs; s++ {
-		b.secs[s] = pick(costed[s], alloc[s], len(d.secs[s]))
+		b.secs[s] = pick(costed[s], alloc[s], len(d.secs[s])+d.unlisted[s])
 		used += sum(b.secs[s].kept)
 	}
 	// Hand out what the shares left unused, most important sections first.
@@ -126,10 +126,10 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 		if s == secEarlierAsks {
 			capLeft -= snapCost
 		}
-		if len(b.secs[s].kept) < len(d.secs[s]) {
+		if len(b.secs[s].kept) < len(d.secs[s])+d.unlisted[s] {
 			capLeft -= noteReserve // for "(N more not listed)"
 		}
-		left -= topUp(&b.secs[s], costed[s], min(left, capLeft), len(d.secs[s]))
+		left -= topUp(&b.secs[s], costed[s], min(left, capLeft), len(d.secs[s])+d.unlisted[s])
 	}
 	return b, nil
 }

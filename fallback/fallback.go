@@ -175,6 +175,7 @@ func extract(window []compact.Message, mask func(string) string, cfg Config, lim
 		lastTurns = 3
 	}
 	d := w.build(lastTurns, cfg.Previous)
+	d.prune()
 	d.sanitize(mask)
 	return fit(d, lim)
 }

@@ -63,6 +63,29 @@ type draft struct {
 	snapshot string
 	goal     string
 	secs     [nSecs][]entry
+	// unlisted counts candidates of a section that rank too low to be kept
+	// under any budget, and were not written out.
+	unlisted [nSecs]int
+}
+
+// prune drops, in each section, the candidates beyond the best maxCosted
+// by rank, which no budget lets through (maxCosted bounds what is
+// costed), counting them as unlisted.
+func (d *draft) prune() {
+	for s := range d.secs {
+		es := d.secs[s]
+		if len(es) <= maxCosted {
+			continue
+		}
+		sort.SliceStable(es, func(i, j int) bool {
+			if es[i].rank != es[j].rank {
+				return es[i].rank > es[j].rank
+			}
+			return es[i].order < es[j].order
+		})
+		d.unlisted[s] += len(es) - maxCosted
+		d.secs[s] = es[:maxCosted]
+	}
 }
 
 // Per-item character limits applied while composing entries, before the
@@ -152,7 +175,12 @@ func (w *window) buildAsks(d *draft) {
 // one-line outcome, and the person's interruptions where they happened.
 // Newer actions rank higher, so a cap keeps the newest.
 func (w *window) buildActions(d *draft) {
-	for i, ev := range w.timeline {
+	// Only the newest maxCosted actions could ever be kept: older ones are
+	// counted, not written out.
+	first := max(len(w.timeline)-maxCosted, 0)
+	d.unlisted[secActions] += first
+	for i, ev := range w.timeline[first:] {
+		i += first
 		var text string
 		switch ev.kind {
 		case evInterrupt:
