@@ -140,7 +140,7 @@ func llmConfig(srv *httptest.Server) Config {
 	cfg := testConfig()
 	cfg.Strategy = StrategyLLM
 	cfg.LLM = LLMConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key", Model: "fake-model",
-		Timeout: 300 * time.Millisecond, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond}
+		Timeout: time.Second, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond}
 	return cfg
 }
 
@@ -160,8 +160,8 @@ func TestLLMScriptedResponses(t *testing.T) {
 		{"429 with retry-after-ms", []step{status(429, rateLimited, "Retry-After-Ms", "300"), answer(goodHandoff)}, compact.MethodLLM, 2, "", 300 * time.Millisecond},
 		{"500s then success", []step{status(500, serverError), status(502, "<html>bad gateway</html>"), answer(goodHandoff)}, compact.MethodLLM, 3, "", 0},
 		{"500s throughout", []step{status(500, serverError)}, compact.MethodFallback, 4, "HTTP 500", 0},
-		{"slower than the timeout, then fast", []step{slow(2 * time.Second), answer(goodHandoff)}, compact.MethodLLM, 2, "", 300 * time.Millisecond},
-		{"always slower than the timeout", []step{slow(2 * time.Second)}, compact.MethodFallback, 4, "call timeout", 0},
+		{"slower than the timeout, then fast", []step{slow(10 * time.Second), answer(goodHandoff)}, compact.MethodLLM, 2, "", time.Second},
+		{"always slower than the timeout", []step{slow(10 * time.Second)}, compact.MethodFallback, 4, "call timeout", 0},
 		{"empty content, then success", []step{answer(""), answer(goodHandoff)}, compact.MethodLLM, 2, "", 0},
 		{"empty content throughout", []step{answer("  \n")}, compact.MethodFallback, 4, "empty", 0},
 		{"finish_reason length", []step{answerWith(goodHandoff[:200], "length", "")}, compact.MethodFallback, 1, "length limit", 0},
@@ -192,7 +192,10 @@ func TestLLMScriptedResponses(t *testing.T) {
 				start := time.Now()
 				res, err := mustNew(t, cfg).Compact(context.Background(), in)
 				elapsed := time.Since(start)
-				if res.Record.LLMAttempts != tt.wantAttempts || f.count() != tt.wantAttempts {
+				// A call that times out may never reach a loaded server, so
+				// the server may see fewer calls than were made.
+				timing := strings.Contains(tt.name, "slower")
+				if res.Record.LLMAttempts != tt.wantAttempts || f.count() > tt.wantAttempts || !timing && f.count() != tt.wantAttempts {
 					t.Fatalf("attempts: record %d, server saw %d, want %d (err %v, reason %q)",
 						res.Record.LLMAttempts, f.count(), tt.wantAttempts, err, res.Record.Reason)
 				}
@@ -220,7 +223,7 @@ func TestLLMScriptedResponses(t *testing.T) {
 						t.Fatalf("model %q, handoff %+v", res.Record.Model, res.Handoff)
 					}
 				}
-				if f.auth[0] != "Bearer sk-test-key" || f.models[0] != "fake-model" {
+				if f.count() > 0 && (f.auth[0] != "Bearer sk-test-key" || f.models[0] != "fake-model") {
 					t.Fatalf("auth %q model %q", f.auth[0], f.models[0])
 				}
 			})
@@ -295,7 +298,7 @@ func TestLLMOverallTimeout(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("took %s, the overall timeout is 600ms", d)
 	}
-	if f.count() != 2 || !strings.Contains(res.Record.Reason, "overall") {
+	if n := f.count(); n < 1 || n > 2 || !strings.Contains(res.Record.Reason, "overall") {
 		t.Fatalf("calls %d, reason %q", f.count(), res.Record.Reason)
 	}
 }
