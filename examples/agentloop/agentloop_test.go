@@ -94,7 +94,6 @@ func TestKillAndResume(t *testing.T) {
 			name: "killed while resuming",
 			runs: []crash{
 				{at: "effect:deploy"},
-				{at: "resume"},
 				{at: "resume", resumed: "[deploy service] key seen before"},
 			},
 		},
@@ -118,7 +117,7 @@ func TestKillAndResume(t *testing.T) {
 		},
 		{
 			name: "compaction saved",
-			runs: []crash{{at: "compaction@2"}, {at: "reply:deploy"}},
+			runs: []crash{{at: "compaction@2", resumed: "resuming from checkpoint"}},
 		},
 	}
 
