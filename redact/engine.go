@@ -209,6 +209,9 @@ func (e *engine) run(sc *scan) {
 			sc.noteMask(start)
 			return
 		}
+		if n := len(sc.masks); n > 0 && start < sc.masks[n-1][1] {
+			return // a keyword inside a mask ("password" in [REDACTED:password#1])
+		}
 		end := start + len(e.kwText[id])
 		for _, r := range rules {
 			if start < sc.skip[r.idx] || (r.caseSensitive && text[start:end] != e.kwText[id]) {
