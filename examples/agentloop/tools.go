@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
@@ -269,6 +270,9 @@ func shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never cut a character in two
 	}
 	return s[:n] + "…"
 }
