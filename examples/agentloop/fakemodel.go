@@ -63,7 +63,9 @@ var script = []scriptTurn{
 		[]scriptCall{{"run_tests", nil}}},
 	{"Every case passes. Staging first.",
 		[]scriptCall{{"deploy", map[string]string{"service": "inventory", "env": "staging", "version": "v1.4.1"}}}},
-	{"Staging took the release. Now production.",
+	{"Staging took the release. The smoke tests, before production.",
+		[]scriptCall{{"run_tests", map[string]string{"env": "staging"}}}},
+	{"Staging is healthy. Now production.",
 		[]scriptCall{{"deploy", map[string]string{"service": "inventory", "env": "production", "version": "v1.4.1"}}}},
 	{"Production is live. The changelog, and the team should know.",
 		[]scriptCall{

@@ -52,11 +52,7 @@ func TestRunStrategies(t *testing.T) {
 				t.Errorf("%d compactions by %s, want at least 2:\n%s", n, tc.method, out.String())
 			}
 			final := lastLine(out.String())
-			for _, r := range []string{"dep-", "msg-"} {
-				if !strings.Contains(final, r) {
-					t.Errorf("the final answer lost the %s receipts: %s", r, final)
-				}
-			}
+			checkReceiptsKept(t, dir, final)
 			finals = append(finals, final)
 
 			// Run again: the session is complete, and says so.
@@ -72,6 +68,47 @@ func TestRunStrategies(t *testing.T) {
 	}
 	if len(finals) == 2 && finals[0] != finals[1] {
 		t.Errorf("the strategies' answers differ:\n%s\n%s", finals[0], finals[1])
+	}
+}
+
+// checkReceiptsKept checks that the final answer quotes every receipt the
+// services gave out, and that the staging deploy's receipt reached it
+// through a handoff: the turn that returned it was compacted away.
+func checkReceiptsKept(t *testing.T, dir, final string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, receiptsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, line := range lines {
+		if receipt, _, _ := strings.Cut(line, "\t"); !strings.Contains(final, receipt) {
+			t.Errorf("the final answer lost receipt %s: %s", receipt, final)
+		}
+	}
+	store, err := checkpoint.NewFileStore(filepath.Join(dir, ".agentloop"), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.Latest(context.Background(), "agentloop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staging, _, _ := strings.Cut(lines[0], "\t")
+	msgs := c.Transcript.Messages[:len(c.Transcript.Messages)-1] // all but the answer
+	inHandoff := false
+	for _, m := range msgs {
+		text := m.Text() + m.ResultText()
+		switch {
+		case !strings.Contains(text, staging):
+		case m.Summary:
+			inHandoff = true
+		default:
+			t.Errorf("the staging deploy's receipt is still in a %s message: the test wants it compacted away", m.Role)
+		}
+	}
+	if !inHandoff {
+		t.Errorf("no handoff carries the staging deploy's receipt %s", staging)
 	}
 }
 

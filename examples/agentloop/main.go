@@ -5,7 +5,8 @@
 // It starts an in-process fake of an OpenAI-compatible provider (real HTTP
 // on loopback: /v1/chat/completions with tool calls) whose scripted model
 // fixes a bug in a small Go package, runs its tests, deploys the fix to
-// staging and production, writes a changelog entry and emails the team.
+// staging, smoke-tests it, deploys to production, writes a changelog entry
+// and emails the team.
 // The loop around it
 //
 //   - counts the transcript's tokens every turn (package tokens);

@@ -77,7 +77,8 @@ func newToolbox(dir, session, services string, redactor *redact.Redactor) *toolb
 			run: tb.writeFile,
 		},
 		{
-			def:    toolDef("run_tests", "Run the package's tests (go test -v ./...).", `{"type":"object","properties":{}}`),
+			def: toolDef("run_tests", "Run the package's tests (go test -v ./...), or with env its smoke tests against a deployed environment.",
+				`{"type":"object","properties":{"env":{"type":"string","enum":["staging","production"]}}}`),
 			inputs: func(json.RawMessage) []string { return []string{sourceFile, testFile} },
 			run:    tb.runTests,
 		},
@@ -201,12 +202,15 @@ func (tb *toolbox) writeFile(_ context.Context, args json.RawMessage, _ string) 
 	return toolResult{Output: fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path)}, nil
 }
 
-func (tb *toolbox) runTests(_ context.Context, _ json.RawMessage, _ string) (toolResult, error) {
+func (tb *toolbox) runTests(_ context.Context, args json.RawMessage, _ string) (toolResult, error) {
 	src, err := os.ReadFile(filepath.Join(tb.dir, sourceFile))
 	if err != nil {
 		return toolResult{}, toolErrorf("run_tests: %v", err)
 	}
 	log, passed := simulateTests(string(src))
+	if env := argString(args, "env"); env != "" {
+		log = "smoke tests against " + env + "\n" + log
+	}
 	return toolResult{Output: log, IsError: !passed}, nil
 }
 
