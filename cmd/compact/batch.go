@@ -431,10 +431,16 @@ func (b *batch) progressMode() progressMode {
 	return progressLines
 }
 
-// columns is the terminal's width from $COLUMNS, else 80.
-func columns(e *env) int {
-	n, _ := strconv.Atoi(e.getenv("COLUMNS"))
-	return n
+// columns returns the width of the terminal stderr writes to, else
+// $COLUMNS, else 0 (unknown).
+func columns(e *env) func() int {
+	return func() int {
+		if n := terminalWidth(e.stderr); n > 0 {
+			return n
+		}
+		n, _ := strconv.Atoi(e.getenv("COLUMNS"))
+		return n
+	}
 }
 
 // compactAll feeds the files to the workers until stop is closed, and
@@ -524,6 +530,9 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Status, r.SkippedReason = statusSkipped, fmt.Sprintf("compact cannot write %s transcripts yet", t.Format)
 		return r
 	}
+	if n := instances(t); n > 1 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("OpenHands evaluation output with %d instances: only the first is compacted, the others are copied as they are (as compact FILE does)", n))
+	}
 	res, err := b.comp.Compact(ctx, t)
 	r.TokensBefore, r.TokensAfter, r.Saved = res.Record.TokensBefore, res.Record.TokensAfter, res.Record.Saved()
 	r.Method, r.Reason, r.LLMAttempts = res.Record.Method, res.Record.Reason, res.Record.LLMAttempts
@@ -542,6 +551,18 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 	}
 	r.Output = outPath
 	return r
+}
+
+// instances counts the instances of an OpenHands evaluation-output file:
+// the one read as t, and the others it keeps as records.
+func instances(t compact.Transcript) int {
+	n := 1
+	for _, r := range t.Records {
+		if r.Type == "instance" {
+			n++
+		}
+	}
+	return n
 }
 
 // finishedEarlier returns the saved result of the file at rel when an
@@ -967,6 +988,13 @@ func (b *batch) printSummary(all []*fileResult) {
 	if t.Resumed > 0 {
 		fmt.Fprintf(w, "\n%d of these were done by an earlier run and not redone.\n", t.Resumed)
 	}
+	if n := countFunc(all, func(r *fileResult) bool { return len(r.Warnings) > 0 }); n > 0 {
+		where := "run with --report FILE to see them"
+		if b.o.reportFile != "" {
+			where = "see " + b.o.reportFile
+		}
+		fmt.Fprintf(w, "\n%s with warnings (%s).\n", plural(n, "file"), where)
+	}
 	b.listFiles(w, all, statusSkipped, "skipped", func(r *fileResult) string { return r.SkippedReason })
 	b.listFiles(w, all, statusFailed, "failed", func(r *fileResult) string { return r.Error })
 }
@@ -1029,9 +1057,13 @@ func (b *batch) listFiles(w io.Writer, all []*fileResult, status fileStatus, tit
 }
 
 func countStatus(rs []*fileResult, s fileStatus) int {
+	return countFunc(rs, func(r *fileResult) bool { return r.Status == s })
+}
+
+func countFunc(rs []*fileResult, f func(*fileResult) bool) int {
 	n := 0
 	for _, r := range rs {
-		if r.Status == s {
+		if f(r) {
 			n++
 		}
 	}

@@ -36,7 +36,7 @@ const (
 type batchProgress struct {
 	w        io.Writer
 	mode     progressMode
-	width    int           // terminal columns (bar)
+	width    func() int    // terminal columns (bar), asked at each redraw: terminals resize
 	interval time.Duration // between lines (lines)
 	now      func() time.Time
 
@@ -59,10 +59,9 @@ type batchProgress struct {
 	wg      sync.WaitGroup
 }
 
-func newBatchProgress(w io.Writer, mode progressMode, width int, interval time.Duration) *batchProgress {
-	if width < 40 {
-		width = 80
-	}
+// newBatchProgress returns the progress of a batch shown on w. width
+// returns the terminal's columns, 0 when unknown (80 is assumed).
+func newBatchProgress(w io.Writer, mode progressMode, width func() int, interval time.Duration) *batchProgress {
 	return &batchProgress{w: w, mode: mode, width: width, interval: interval, now: time.Now,
 		counts: map[fileStatus]int{}, stop: make(chan struct{})}
 }
@@ -174,6 +173,10 @@ func (p *batchProgress) clearBar() {
 // so the terminal does not wrap it and the \r returns to its start.
 func (p *batchProgress) drawBar() {
 	p.lastDraw = p.now()
+	width := p.width()
+	if width <= 0 {
+		width = 80
+	}
 	files := fmt.Sprintf(" %d/%d files", p.done, p.total)
 	parts := []string{p.savedText(true), "ETA " + p.eta()}
 	if n := p.counts[statusFailed]; n > 0 {
@@ -189,7 +192,7 @@ func (p *batchProgress) drawBar() {
 	// On a narrow terminal the name goes first, then the bar; the numbers
 	// stay.
 	prefix := "compact batch "
-	room := p.width - 1 - len(rest)
+	room := width - 1 - len(rest)
 	if room-len(prefix)-2 < minBar {
 		prefix = ""
 	}
@@ -199,8 +202,8 @@ func (p *batchProgress) drawBar() {
 	}
 	line := prefix + p.bar(barWidth) + rest
 	line = strings.TrimLeft(line, " ")
-	if r := []rune(line); len(r) > p.width-1 {
-		line = string(r[:p.width-1])
+	if r := []rune(line); len(r) > width-1 {
+		line = string(r[:width-1])
 	}
 	fmt.Fprint(p.w, "\r\033[K"+line)
 	p.shown = true

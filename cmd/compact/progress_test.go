@@ -11,7 +11,7 @@ import (
 // t0, whose clock reads now.
 func progressAt(mode progressMode, width int, now *time.Time) (*batchProgress, *bytes.Buffer) {
 	var w bytes.Buffer
-	p := newBatchProgress(&w, mode, width, time.Second)
+	p := newBatchProgress(&w, mode, func() int { return width }, time.Second)
 	p.now = func() time.Time { return *now }
 	p.start, p.total, p.totalBytes = *now, 10, 1000
 	return p, &w
