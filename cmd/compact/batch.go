@@ -174,9 +174,10 @@ type batch struct {
 	options string // optionsHash
 	out     string
 	files   []*batchFile
-	// skipped are inputs turned down before reading (directories not
-	// followed, special files), reported with the rest.
-	skipped []*fileResult
+	// turnedDown are inputs skipped before reading (directories not
+	// followed, special files) or that could not be walked, reported with
+	// the rest.
+	turnedDown []*fileResult
 
 	store      checkpoint.Store
 	storeSpec  string
@@ -222,9 +223,12 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 		return nil, usageErrorf("--out %s is the input directory: the outputs would replace the inputs", o.out)
 	}
 	for _, f := range found {
-		if f.skip != "" {
-			b.skipped = append(b.skipped, &fileResult{Path: f.path, Status: statusSkipped, SkippedReason: f.skip, rel: f.rel, Warnings: []string{}})
-		} else {
+		switch {
+		case f.fail != "":
+			b.turnedDown = append(b.turnedDown, &fileResult{Path: f.path, Status: statusFailed, Error: f.fail, rel: f.rel, Warnings: []string{}})
+		case f.skip != "":
+			b.turnedDown = append(b.turnedDown, &fileResult{Path: f.path, Status: statusSkipped, SkippedReason: f.skip, rel: f.rel, Warnings: []string{}})
+		default:
 			b.files = append(b.files, f)
 		}
 	}
@@ -318,7 +322,7 @@ func batchSession(out string) string {
 // work before any file is compacted.
 func (b *batch) loadProgress(ctx context.Context) error {
 	b.saver = &batchSaver{store: b.store, session: b.session, task: "compact batch " + shellJoin(b.args),
-		prune: b.ownedStore, updates: make(chan checkpoint.Step, len(b.files)+len(b.skipped)), done: make(chan struct{}),
+		prune: b.ownedStore, updates: make(chan checkpoint.Step, len(b.files)+len(b.turnedDown)), done: make(chan struct{}),
 		warn: func(err error) { b.progress.println("compact batch: warning: " + err.Error()) }}
 	if b.o.fresh {
 		if err := b.store.Delete(ctx, b.session); err != nil {
@@ -360,6 +364,11 @@ func (b *batch) run(ctx context.Context) error {
 	for _, w := range b.warnings {
 		b.progress.println("compact batch: warning: " + w)
 	}
+	for _, r := range b.turnedDown {
+		if r.Status == statusFailed {
+			b.progress.println("compact batch: failed: " + r.Path + ": " + r.Error)
+		}
+	}
 	stop, interrupted, unsubscribe := b.watchSignals(ctx)
 	defer unsubscribe()
 	var totalBytes int64
@@ -396,7 +405,7 @@ func (b *batch) run(ctx context.Context) error {
 	if saveErr != nil {
 		fmt.Fprintf(b.e.stderr, "compact batch: save progress: %v\n", saveErr)
 	}
-	all := append(results, b.skipped...)
+	all := append(results, b.turnedDown...)
 	slices.SortFunc(all, func(x, y *fileResult) int { return strings.Compare(x.rel, y.rel) })
 	if b.o.reportFile != "" {
 		if err := writeFileAtomic(b.o.reportFile, func(w io.Writer) error { return b.writeReport(w, all, left > 0) }); err != nil {
@@ -1103,7 +1112,8 @@ type batchFile struct {
 	path string // as found: the argument joined with the path below it
 	rel  string // the path under --out, slash-separated
 	size int64
-	skip string // why it is turned down without reading, if it is
+	skip string // why it is skipped without reading, if it is
+	fail string // why it could not be walked, if it could not
 }
 
 // discover expands the arguments (directories walked recursively, globs
@@ -1112,16 +1122,18 @@ type batchFile struct {
 // the inputs. Paths under exclude (the output and the store) are left out.
 func discover(args []string, exclude []string) (base string, files []*batchFile, err error) {
 	type found struct {
-		path, abs string
-		skip      string
-		size      int64
+		path, abs  string
+		skip, fail string
+		size       int64
 	}
 	var all []found
 	var bases []string
-	add := func(p string, d os.DirEntry, skip string) {
+	add := func(p string, d os.DirEntry, walkErr error) {
 		abs, _ := filepath.Abs(p)
-		f := found{path: p, abs: abs, skip: skip}
-		if skip == "" {
+		f := found{path: p, abs: abs}
+		if walkErr != nil {
+			f.fail = walkErr.Error()
+		} else {
 			f.size, f.skip = fileSize(p, d)
 		}
 		all = append(all, f)
@@ -1136,7 +1148,7 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 			}
 		case statErr == nil:
 			bases = append(bases, filepath.Dir(arg))
-			add(arg, nil, "")
+			add(arg, nil, nil)
 		case hasMeta(arg):
 			root, pat, err := splitGlob(arg)
 			if err != nil {
@@ -1167,7 +1179,7 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 		if err != nil {
 			return "", nil, usageErrorf("batch: %v", err)
 		}
-		files = append(files, &batchFile{path: f.path, rel: filepath.ToSlash(rel), size: f.size, skip: f.skip})
+		files = append(files, &batchFile{path: f.path, rel: filepath.ToSlash(rel), size: f.size, skip: f.skip, fail: f.fail})
 	}
 	if len(files) == 0 {
 		return "", nil, usageErrorf("batch: no files under %s", strings.Join(args, ", "))
@@ -1197,7 +1209,7 @@ var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true}
 
 // walkFiles calls add for every file under root whose path below root
 // matches pat (every file when pat is nil), skipping the excluded paths.
-func walkFiles(root string, pat []string, exclude []string, add func(string, os.DirEntry, string)) error {
+func walkFiles(root string, pat []string, exclude []string, add func(string, os.DirEntry, error)) error {
 	return filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		rel, _ := filepath.Rel(root, p)
 		segs := strings.Split(filepath.ToSlash(rel), "/")
@@ -1206,7 +1218,7 @@ func walkFiles(root string, pat []string, exclude []string, add func(string, os.
 				return err
 			}
 			if pat == nil || globCouldMatch(pat, segs) || globMatch(pat, segs) {
-				add(p, d, "unreadable: "+err.Error())
+				add(p, d, err)
 			}
 			if d != nil && d.IsDir() {
 				return filepath.SkipDir
@@ -1227,7 +1239,7 @@ func walkFiles(root string, pat []string, exclude []string, add func(string, os.
 			return nil
 		}
 		if pat == nil || globMatch(pat, segs) {
-			add(p, d, "")
+			add(p, d, nil)
 		}
 		return nil
 	})
