@@ -245,7 +245,8 @@ func TestBatchProcess(t *testing.T) {
 	}
 	bin := buildCompact(t)
 	t.Run("kill and resume", func(t *testing.T) { testBatchKillAndResume(t, bin) })
-	t.Run("interrupt", func(t *testing.T) { testBatchInterrupt(t, bin) })
+	t.Run("SIGINT", func(t *testing.T) { testBatchInterrupt(t, bin, syscall.SIGINT) })
+	t.Run("SIGTERM", func(t *testing.T) { testBatchInterrupt(t, bin, syscall.SIGTERM) })
 	t.Run("second interrupt", func(t *testing.T) { testBatchSecondInterrupt(t, bin) })
 }
 
@@ -325,10 +326,11 @@ func testBatchKillAndResume(t *testing.T, bin string) {
 	t.Logf("re-run: %d files done earlier, %d redone", resumed, transcripts-resumed)
 }
 
-// testBatchInterrupt sends SIGINT: the batch stops taking files, finishes
-// those in flight, saves its checkpoint and prints the command that
-// resumes it; running that command finishes the batch.
-func testBatchInterrupt(t *testing.T, bin string) {
+// testBatchInterrupt sends SIGINT or SIGTERM: the batch stops taking
+// files, finishes those in flight, saves its checkpoint, prints the command
+// that resumes it and exits with 128 + the signal's number; running that
+// command finishes the batch.
+func testBatchInterrupt(t *testing.T, bin string, sig syscall.Signal) {
 	tmp := t.TempDir()
 	in, out := filepath.Join(tmp, "in"), filepath.Join(tmp, "out")
 	transcripts := copyCorpus(t, in, 1)
@@ -341,9 +343,9 @@ func testBatchInterrupt(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	waitFor(t, "a first output", func() bool { return len(outputs(t, out)) > 0 })
-	cmd.Process.Signal(syscall.SIGINT)
-	if code := exitStatus(cmd.Wait()); code != 130 {
-		t.Fatalf("exit %d after SIGINT, want 130; stderr:\n%s", code, stderr.String())
+	cmd.Process.Signal(sig)
+	if code := exitStatus(cmd.Wait()); code != 128+int(sig) {
+		t.Fatalf("exit %d after %s, want %d; stderr:\n%s", code, sig, 128+int(sig), stderr.String())
 	}
 	msg := stderr.String()
 	hint := "resume with:\n  compact batch " + shellJoin(args[1:]) + "\n"
