@@ -41,6 +41,10 @@ const batchExamples = `  compact batch ~/.claude/projects --out compacted
       compact everything now, offline
   Interrupted (Ctrl-C, SIGTERM, a crash)? Run the same command again: files
   already done are skipped, the rest are compacted.
+
+Exit codes: 0 every file compacted, unchanged or skipped as not a transcript;
+1 a file failed (the others are done); 2 bad usage; 130 (SIGINT) or 143
+(SIGTERM) interrupted, progress saved.
 `
 
 // Batch settings, documented in the README.
@@ -79,7 +83,7 @@ func batchFlags(e *env, o *batchOptions) *flag.FlagSet {
 	fs.StringVar(&o.out, "out", "", "write the compacted transcripts under `DIR`, mirroring the input paths (required)")
 	fs.StringVar(&o.store, "store", "", "checkpoint store of the batch's progress: `DIR` or redis://HOST:PORT/DB (default OUT/"+batchStoreDir+")")
 	fs.StringVar(&o.reportFile, "report", "", "write a JSON report, one entry per file, to `FILE`")
-	fs.IntVar(&o.jobs, "j", runtime.NumCPU(), "files compacted at once")
+	fs.IntVar(&o.jobs, "j", 0, "files compacted at once (default: the number of CPUs)")
 	fs.IntVar(&o.llmConcurrency, "llm-concurrency", 0, "most LLM calls at once across workers (default: one per worker)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress and no summary; failures and interruptions are still reported")
 	fs.BoolVar(&o.fresh, "fresh", false, "forget the batch's saved progress and compact every file again")
@@ -97,6 +101,9 @@ func runBatch(ctx context.Context, e *env, args []string) error {
 	if err := o.check(pos); err != nil {
 		return err
 	}
+	if o.jobs == 0 {
+		o.jobs = runtime.NumCPU()
+	}
 	b, err := newBatch(ctx, e, &o, pos, args)
 	if err != nil {
 		return err
@@ -111,7 +118,7 @@ func (o *batchOptions) check(pos []string) error {
 		return usageErrorf("batch: name a directory, a glob or files to compact (%s)", batchUsage)
 	case o.out == "":
 		return usageErrorf("batch: --out DIR is required: outputs never replace their inputs")
-	case o.jobs < 1:
+	case o.jobs < 0:
 		return usageErrorf("-j %d: want 1 or more workers", o.jobs)
 	case o.llmConcurrency < 0:
 		return usageErrorf("--llm-concurrency %d: want 0 (one per worker) or more", o.llmConcurrency)

@@ -790,7 +790,7 @@ func TestBatchUsageErrors(t *testing.T) {
 		{"no out", []string{"batch", in}, "--out DIR is required"},
 		{"out is the input", []string{"batch", in, "--out", in}, "the outputs would replace the inputs"},
 		{"missing input", []string{"batch", filepath.Join(in, "nope"), "--out", t.TempDir()}, "no such file"},
-		{"no workers", []string{"batch", in, "--out", t.TempDir(), "-j", "0"}, "-j 0"},
+		{"negative workers", []string{"batch", in, "--out", t.TempDir(), "-j", "-1"}, "-j -1"},
 		{"negative llm concurrency", []string{"batch", in, "--out", t.TempDir(), "--llm-concurrency", "-1"}, "--llm-concurrency"},
 		{"bad threshold", []string{"batch", in, "--out", t.TempDir(), "--threshold", "2"}, "--threshold"},
 		{"bad summarizer", []string{"batch", in, "--out", t.TempDir(), "--summarizer", "magic"}, "--summarizer"},
