@@ -3,96 +3,69 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
 
 	"github.com/compactkit/compact"
 )
 
-// A transcript's raw JSON (source records, tool arguments, envelope) must
-// come back byte for byte: writers reuse source records verbatim, and
-// arguments feed message fingerprints. encoding/json compacts every
-// json.RawMessage it writes, dropping whitespace a pretty-printed source
-// had, so the stored body spells raw values through verbatim: as they are
-// when they are already compact, and as {"$verbatim":"…"} (their exact text
-// in a string) when they are not.
-type verbatim struct {
-	b []byte
-	// wrap forces the wrapper: set for bytes that are not valid JSON, found
-	// on the slow path (see marshalBody).
-	wrap bool
+// A transcript's raw bytes (source records, tool arguments, tool schemas,
+// non-message records, envelope) must come back byte for byte: writers
+// reuse source records verbatim, and arguments feed message fingerprints.
+// encoding/json would compact every json.RawMessage it writes (dropping the
+// whitespace of a pretty-printed source) and re-scan each one, which is most
+// of the cost of encoding a checkpoint. So the stored body is in two parts:
+//
+//	<JSON of the checkpoint, raw values replaced by [offset,length]>\n<raw section>
+//
+// The JSON is compact, so its first newline ends it; the raw section is the
+// raw values, concatenated, exactly as they were. Both parts are covered by
+// the body's sha256.
+
+// rawRef locates one raw value in the raw section.
+type rawRef struct{ off, n int }
+
+func (r rawRef) MarshalJSON() ([]byte, error) {
+	b := append([]byte{'['}, strconv.Itoa(r.off)...)
+	b = append(append(b, ','), strconv.Itoa(r.n)...)
+	return append(b, ']'), nil
 }
 
-const verbatimKey = `{"$verbatim":`
-
-func raw(b []byte, strict bool) verbatim {
-	return verbatim{b: b, wrap: strict && len(b) > 0 && !json.Valid(b)}
-}
-
-// MarshalJSON returns the raw value as is when it has no whitespace outside
-// strings, so the encoder (which compacts) keeps it byte for byte, and the
-// wrapper otherwise.
-func (v verbatim) MarshalJSON() ([]byte, error) {
-	if len(v.b) == 0 {
-		return []byte("null"), nil
+func (r *rawRef) UnmarshalJSON(b []byte) error {
+	var v [2]int
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("raw reference: %w", err)
 	}
-	if !v.wrap && compactSpelling(v.b) && !bytes.HasPrefix(v.b, []byte(verbatimKey)) {
-		return v.b, nil
-	}
-	var b bytes.Buffer
-	b.WriteString(verbatimKey)
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(string(v.b)); err != nil {
-		return nil, err
-	}
-	b.Truncate(b.Len() - 1)
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// compactSpelling reports whether b has no insignificant whitespace: the
-// one thing (with HTML escaping, which the body's encoder turns off)
-// encoding/json changes in a raw value it writes. Validity is left to the
-// encoder, whose compaction checks it.
-func compactSpelling(b []byte) bool {
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			return false
-		case '"':
-			inString = true
-		}
-	}
-	return !inString
-}
-
-func (v *verbatim) UnmarshalJSON(b []byte) error {
-	if bytes.HasPrefix(b, []byte(verbatimKey)) {
-		var w struct {
-			V string `json:"$verbatim"`
-		}
-		if err := json.Unmarshal(b, &w); err != nil {
-			return err
-		}
-		v.b = []byte(w.V)
-		return nil
-	}
-	if string(b) == "null" {
-		v.b = nil
-		return nil
-	}
-	v.b = bytes.Clone(b)
+	r.off, r.n = v[0], v[1]
 	return nil
+}
+
+// rawSection collects raw values while encoding and hands them out while
+// decoding.
+type rawSection struct{ buf []byte }
+
+func (s *rawSection) put(b []byte) *rawRef {
+	if b == nil {
+		return nil
+	}
+	r := &rawRef{off: len(s.buf), n: len(b)}
+	s.buf = append(s.buf, b...)
+	return r
+}
+
+var errRawRef = errors.New("raw reference outside the raw section")
+
+// get returns the value r refers to. The value shares the section's
+// memory; raw values are never modified in place.
+func (s *rawSection) get(r *rawRef) (json.RawMessage, error) {
+	if r == nil {
+		return nil, nil
+	}
+	if r.off < 0 || r.n < 0 || r.off > len(s.buf) || r.n > len(s.buf)-r.off {
+		return nil, errRawRef
+	}
+	return json.RawMessage(s.buf[r.off : r.off+r.n : r.off+r.n]), nil
 }
 
 // The stored* types shadow the raw fields of the domain types they embed;
@@ -104,7 +77,7 @@ type (
 		Messages []storedMessage `json:"messages"`
 		Tools    []storedTool    `json:"tools,omitempty"`
 		Records  []storedRecord  `json:"records,omitempty"`
-		Envelope verbatim        `json:"envelope,omitempty"`
+		Envelope *rawRef         `json:"envelope,omitempty"`
 	}
 	storedMessage struct {
 		compact.Message
@@ -113,7 +86,7 @@ type (
 	}
 	storedSource struct {
 		compact.Source
-		Records []verbatim `json:"records,omitempty"`
+		Records []*rawRef `json:"records,omitempty"`
 	}
 	storedPart struct {
 		compact.Part
@@ -121,23 +94,23 @@ type (
 	}
 	storedToolCall struct {
 		compact.ToolCall
-		Arguments verbatim `json:"arguments,omitempty"`
+		Arguments *rawRef `json:"arguments,omitempty"`
 	}
 	storedTool struct {
 		compact.ToolDef
-		Parameters verbatim `json:"parameters,omitempty"`
+		Parameters *rawRef `json:"parameters,omitempty"`
 	}
 	storedRecord struct {
 		compact.Record
-		Raw verbatim `json:"raw"`
+		Raw *rawRef `json:"raw"`
 	}
 )
 
-func toStored(t *compact.Transcript, strict bool) *storedTranscript {
+func toStored(t *compact.Transcript, raw *rawSection) *storedTranscript {
 	if t == nil {
 		return nil
 	}
-	s := &storedTranscript{Transcript: *t, Envelope: raw(t.Envelope, strict)}
+	s := &storedTranscript{Transcript: *t, Envelope: raw.put(t.Envelope)}
 	s.Transcript.Messages, s.Transcript.Tools, s.Transcript.Records, s.Transcript.Envelope = nil, nil, nil, nil
 	s.Messages = make([]storedMessage, len(t.Messages))
 	for i, m := range t.Messages {
@@ -149,7 +122,7 @@ func toStored(t *compact.Transcript, strict bool) *storedTranscript {
 				sp := storedPart{Part: p}
 				sp.Part.ToolCall = nil
 				if p.ToolCall != nil {
-					tc := storedToolCall{ToolCall: *p.ToolCall, Arguments: raw(p.ToolCall.Arguments, strict)}
+					tc := storedToolCall{ToolCall: *p.ToolCall, Arguments: raw.put(p.ToolCall.Arguments)}
 					tc.ToolCall.Arguments = nil
 					sp.ToolCall = &tc
 				}
@@ -159,29 +132,37 @@ func toStored(t *compact.Transcript, strict bool) *storedTranscript {
 		sm.Source = storedSource{Source: m.Source}
 		sm.Source.Source.Records = nil
 		for _, r := range m.Source.Records {
-			sm.Source.Records = append(sm.Source.Records, raw(r, strict))
+			sm.Source.Records = append(sm.Source.Records, raw.put(r))
 		}
 		s.Messages[i] = sm
 	}
 	for _, d := range t.Tools {
-		st := storedTool{ToolDef: d, Parameters: raw(d.Parameters, strict)}
+		st := storedTool{ToolDef: d, Parameters: raw.put(d.Parameters)}
 		st.ToolDef.Parameters = nil
 		s.Tools = append(s.Tools, st)
 	}
 	for _, r := range t.Records {
-		sr := storedRecord{Record: r, Raw: raw(r.Raw, strict)}
+		sr := storedRecord{Record: r, Raw: raw.put(r.Raw)}
 		sr.Record.Raw = nil
 		s.Records = append(s.Records, sr)
 	}
 	return s
 }
 
-func fromStored(s *storedTranscript) *compact.Transcript {
+func fromStored(s *storedTranscript, raw *rawSection) (*compact.Transcript, error) {
 	if s == nil {
-		return nil
+		return nil, nil
+	}
+	var err error
+	get := func(r *rawRef) json.RawMessage {
+		v, gerr := raw.get(r)
+		if gerr != nil {
+			err = gerr
+		}
+		return v
 	}
 	t := s.Transcript
-	t.Envelope = json.RawMessage(s.Envelope.b)
+	t.Envelope = get(s.Envelope)
 	t.Messages = make([]compact.Message, len(s.Messages))
 	for i, sm := range s.Messages {
 		m := sm.Message
@@ -192,7 +173,7 @@ func fromStored(s *storedTranscript) *compact.Transcript {
 				p := sp.Part
 				if sp.ToolCall != nil {
 					tc := sp.ToolCall.ToolCall
-					tc.Arguments = json.RawMessage(sp.ToolCall.Arguments.b)
+					tc.Arguments = get(sp.ToolCall.Arguments)
 					p.ToolCall = &tc
 				}
 				m.Parts[j] = p
@@ -201,57 +182,60 @@ func fromStored(s *storedTranscript) *compact.Transcript {
 		m.Source = sm.Source.Source
 		m.Source.Records = nil
 		for _, r := range sm.Source.Records {
-			m.Source.Records = append(m.Source.Records, json.RawMessage(r.b))
+			m.Source.Records = append(m.Source.Records, get(r))
 		}
 		t.Messages[i] = m
 	}
 	t.Tools = nil
 	for _, st := range s.Tools {
 		d := st.ToolDef
-		d.Parameters = json.RawMessage(st.Parameters.b)
+		d.Parameters = get(st.Parameters)
 		t.Tools = append(t.Tools, d)
 	}
 	t.Records = nil
 	for _, sr := range s.Records {
 		r := sr.Record
-		r.Raw = json.RawMessage(sr.Raw.b)
+		r.Raw = get(sr.Raw)
 		t.Records = append(t.Records, r)
 	}
-	return &t
+	return &t, err
 }
 
-// storedBody is the JSON body of a stored checkpoint.
+// storedBody is the JSON part of a stored checkpoint.
 type storedBody struct {
 	*Checkpoint
 	Transcript *storedTranscript `json:"transcript,omitempty"`
 }
 
-// marshalBody encodes c. The fast path trusts raw values to be valid JSON
-// (the encoder checks them anyway); if one is not, the slow path validates
-// each and stores the invalid ones wrapped, byte for byte.
+// marshalBody encodes c as its JSON part, a newline and its raw section.
 func marshalBody(c *Checkpoint) ([]byte, error) {
-	b, err := encodeBody(c, false)
-	if err != nil && c.Transcript != nil {
-		b, err = encodeBody(c, true)
-	}
-	return b, err
-}
-
-func encodeBody(c *Checkpoint, strict bool) ([]byte, error) {
+	var raw rawSection
+	st := toStored(c.Transcript, &raw)
 	var b bytes.Buffer
+	b.Grow(len(raw.buf) + 4096)
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(storedBody{Checkpoint: c, Transcript: toStored(c.Transcript, strict)}); err != nil {
+	if err := enc.Encode(storedBody{Checkpoint: c, Transcript: st}); err != nil { // ends with '\n'
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	b.Write(raw.buf)
+	return b.Bytes(), nil
 }
 
 func unmarshalBody(b []byte) (*Checkpoint, error) {
+	n := bytes.IndexByte(b, '\n')
+	if n < 0 {
+		return nil, errors.New("no end to the JSON part")
+	}
+	raw := &rawSection{buf: b[n+1:]}
 	body := storedBody{Checkpoint: &Checkpoint{}}
-	if err := json.Unmarshal(b, &body); err != nil {
+	if err := json.Unmarshal(b[:n], &body); err != nil {
 		return nil, err
 	}
-	body.Checkpoint.Transcript = fromStored(body.Transcript)
+	t, err := fromStored(body.Transcript, raw)
+	if err != nil {
+		return nil, err
+	}
+	body.Checkpoint.Transcript = t
 	return body.Checkpoint, nil
 }

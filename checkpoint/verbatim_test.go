@@ -67,9 +67,14 @@ func TestVerbatimRawValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRaw(t, got.Transcript, want)
-	// Compact values stay readable JSON in the stored body, not strings.
-	if !bytes.Contains(blob, []byte(`"records":[{"a":1}]`)) {
-		t.Fatal("a compact record was wrapped")
+	// The raw section holds the values as they were, pretty or not.
+	if !bytes.Contains(blob, []byte("{\n  \"pretty\": [1, 2],")) {
+		t.Fatal("a pretty record was not stored as is")
+	}
+	// A reference outside the raw section is corruption.
+	body := bytes.Replace(blob[bytes.IndexByte(blob, '\n')+1:], []byte(`"envelope":[0,`), []byte(`"envelope":[9999999,`), 1)
+	if _, err := unmarshalBody(body); err == nil {
+		t.Fatal("a reference outside the raw section decoded")
 	}
 }
 
