@@ -150,8 +150,8 @@ type Checkpoint struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	// Hash is the sha256, in hex, of the checkpoint's body as stored (its
-	// JSON encoding without Hash, before any encryption). In redacting mode
-	// that is the redacted body.
+	// encoding without Hash, before any encryption). In redacting mode that
+	// is the redacted body.
 	Hash string `json:"sha256,omitempty"`
 }
 

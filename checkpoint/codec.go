@@ -18,9 +18,11 @@ import (
 //	<N bytes of payload>
 //
 // The header's sha256 covers the payload exactly as stored, so a truncated or
-// damaged file is caught before anything is decoded. The codec tag says how
-// the payload is stored: "plain" JSON, or "aes-gcm" (a 12-byte nonce, then
-// the sealed JSON), so plain and encrypted files live side by side and a key
+// damaged file is caught before anything is decoded. The payload is the
+// checkpoint's body (its JSON, a newline, and the raw section holding the
+// transcript's raw bytes: see verbatim.go), or for a head pointer a JSON
+// summary. The codec tag says how the payload is stored: "plain", or
+// "aes-gcm" (a 12-byte nonce, then the sealed body), so plain and encrypted files live side by side and a key
 // can be introduced without rewriting old checkpoints. The meta (IDs, status,
 // time, body hash) stays readable without the key so history and listing
 // need no decryption; the task, steps, transcript and everything else are in
