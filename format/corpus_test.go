@@ -15,13 +15,14 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// The corpus tests read every real transcript in testdata/corpus (copies of
-// ../shared/corpus/transcripts, with their SOURCES.md rows) and check what
-// was read against figures computed by a second, independent implementation
-// of the reading rules: testdata/corpus/expect.py, a Python script over the
+// The corpus tests read every real transcript in the repository's copy of
+// the shared corpus (with its SOURCES.md rows) and check what was read
+// against figures computed by a second, independent implementation of the
+// reading rules: expect.py beside the transcripts, a Python script over the
 // raw files. Its output is the table below.
 
-const corpusDirLocal = "testdata/corpus"
+// corpusDir is the one copy of the corpus every package's tests read.
+const corpusDir = "../testdata/corpus/transcripts"
 
 // corpusCase is what one corpus file must read as.
 type corpusCase struct {
@@ -307,12 +308,12 @@ var corpusExpect = []corpusCase{
 	},
 }
 
-func corpusPath(file string) string { return filepath.Join(corpusDirLocal, file) }
+func corpusPath(file string) string { return filepath.Join(corpusDir, file) }
 
-// TestCorpusCoversTestdata: every file copied into testdata/corpus has a
-// case, and every case a file.
+// TestCorpusCoversTestdata: every transcript in the corpus has a case, and
+// every case a file.
 func TestCorpusCoversTestdata(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(corpusDirLocal, "*"))
+	files, err := filepath.Glob(filepath.Join(corpusDir, "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,9 +332,9 @@ func TestCorpusCoversTestdata(t *testing.T) {
 		delete(cases, base)
 	}
 	for f := range cases {
-		t.Errorf("case %s has no file in %s", f, corpusDirLocal)
+		t.Errorf("case %s has no file in %s", f, corpusDir)
 	}
-	sources, err := os.ReadFile(filepath.Join(corpusDirLocal, "SOURCES.md"))
+	sources, err := os.ReadFile(filepath.Join(corpusDir, "SOURCES.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -674,7 +675,7 @@ func head(b []byte) string {
 // with prefix (the first lines only of large JSONL files, whole small
 // documents) and with extra inputs.
 func seedAgent(f *testing.F, prefix string, extra ...string) {
-	files, _ := filepath.Glob(filepath.Join(corpusDirLocal, prefix+"*"))
+	files, _ := filepath.Glob(filepath.Join(corpusDir, prefix+"*"))
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {

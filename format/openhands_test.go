@@ -150,7 +150,7 @@ func TestOpenHandsChangedObservation(t *testing.T) {
 // by its instance_id. The other lines ride along as records, so writing the
 // transcript back rewrites that instance and copies the rest.
 func ExampleReadOpenHandsInstance() {
-	f, err := os.Open("testdata/corpus/openhands_multi_swe_bench_output.jsonl")
+	f, err := os.Open(corpusPath("openhands_multi_swe_bench_output.jsonl"))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,7 +6,7 @@ readers document (live context, merging of split records, Synthetic and
 Summary marks, records), written over the raw files with nothing but the
 standard library. Its output is the `corpusExpect` table; regenerate with
 
-    python3 format/testdata/corpus/expect.py > /tmp/table.go
+    python3 testdata/corpus/transcripts/expect.py > /tmp/table.go
 
 and compare by hand: a difference means one of the two implementations is
 wrong, and the test says which file and which figure.
