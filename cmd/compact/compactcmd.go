@@ -13,6 +13,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -49,6 +50,10 @@ type compactOptions struct {
 	output         string
 	report         string
 	handoff        string
+	// checkpointing the result (--checkpoint STORE --session ID)
+	checkpointStore string
+	session         string
+	checkpointPlain bool
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
@@ -57,6 +62,9 @@ func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs.StringVar(&o.output, "o", "", "write the compacted transcript to `FILE` (atomically) instead of stdout")
 	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE`")
 	fs.StringVar(&o.handoff, "handoff", "", "also write the rendered handoff to `FILE` (empty when none was written)")
+	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
+	fs.StringVar(&o.session, "session", "", "session `ID` the checkpoint belongs to (required with --checkpoint)")
+	fs.BoolVar(&o.checkpointPlain, "checkpoint-plain", false, "store the checkpoint without redacting secrets (default: redacted)")
 	return fs
 }
 
@@ -95,9 +103,16 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
-	// The checkpoint hook (--checkpoint STORE --session ID) goes here: it
-	// stores res.Transcript with res.Record before anything is written out.
 	rep := newCompactReport(in.name, &o, c.Config(), &res, cerr)
+	if cerr == nil && o.session != "" {
+		// The checkpoint comes first: an output on disk whose session state
+		// was never saved would be resumed from an older checkpoint.
+		id, err := o.saveCheckpoint(ctx, e, res)
+		if err != nil {
+			return err
+		}
+		rep.Checkpoint = id
+	}
 	if _, known := tokens.LookupModel(o.model); o.model != "" && !known {
 		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
 			o.model, rep.Window)}, rep.Warnings...)
@@ -146,6 +161,8 @@ func (o *compactOptions) check() error {
 		return usageErrorf("--timeout %s: want a positive duration", o.timeout)
 	case o.output == "-" && (o.report == "-" || o.handoff == "-"), o.output == "" && (o.report == "-" || o.handoff == "-"):
 		return usageErrorf("--report and --handoff need a file: the transcript goes to stdout")
+	case o.checkpointStore != "" && o.session == "":
+		return usageErrorf("--checkpoint needs --session ID: the session the checkpoint belongs to")
 	}
 	if _, err := compactor.ParseStrategy(o.summarizer); err != nil {
 		return usageErrorf("--summarizer: %w", err)
@@ -195,6 +212,24 @@ func (o *compactOptions) config(e *env) (compactor.Config, error) {
 	return cfg, nil
 }
 
+// saveCheckpoint stores the compacted transcript and its record as the new
+// latest checkpoint of o.session, redacted unless --checkpoint-plain, and
+// returns the checkpoint's ID.
+func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compactor.Result) (string, error) {
+	var r *redact.Redactor
+	if !o.checkpointPlain {
+		var err error
+		if r, err = redact.New(redact.Config{}); err != nil {
+			return "", err
+		}
+	}
+	c, err := saveCompactionCheckpoint(ctx, e, o.checkpointStore, o.session, res.Transcript, res.Record, r)
+	if err != nil {
+		return "", err
+	}
+	return c.ID, nil
+}
+
 // parseTarget reads "40000" (tokens) or "40%" (of the window).
 func parseTarget(s string, window int) (int, error) {
 	s = strings.TrimSpace(s)
@@ -232,6 +267,7 @@ type compactReport struct {
 	Ineffective     bool               `json:"ineffective"`
 	Warnings        []string           `json:"warnings"`
 	DurationMS      float64            `json:"duration_ms"`
+	Checkpoint      string             `json:"checkpoint,omitempty"` // ID of the checkpoint saved with --session
 	Error           string             `json:"error,omitempty"`
 	Compaction      compact.Compaction `json:"compaction"`
 	Plan            compactor.Plan     `json:"plan"`
