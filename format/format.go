@@ -133,7 +133,26 @@ func Read(r io.Reader, name string, as Name) (compact.Transcript, error) {
 		return t, err
 	}
 	t.Format = string(f.Name)
+	markHandoffs(&t)
 	return t, nil
+}
+
+// markHandoffs flags compact's own handoff messages as summaries in formats
+// that have no field for it (OpenAI, Anthropic, …), so every reader hands
+// the compactor and inspect the same answer. A message read unchanged stays
+// writable byte for byte: its fingerprint is taken again with the flag.
+func markHandoffs(t *compact.Transcript) {
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		if m.Summary || m.Role != compact.RoleUser || !compact.IsHandoffText(m.Text()) {
+			continue
+		}
+		unchanged := m.Unchanged()
+		m.Summary = true
+		if unchanged {
+			m.Source.Fingerprint = m.Fingerprint()
+		}
+	}
 }
 
 // readHead reads up to n bytes of r, allocating only as much as r holds:
