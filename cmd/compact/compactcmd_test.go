@@ -18,8 +18,6 @@ import (
 	"github.com/compactkit/compact/format"
 )
 
-const corpusDir = "/work/shared/corpus/transcripts"
-
 // runCmd runs one command line with the given stdin and environment.
 func runCmd(t *testing.T, stdin string, environ map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -275,16 +273,9 @@ func TestCompactCommandHelp(t *testing.T) {
 // running when the session stopped, stay in the verbatim tail), and holds
 // exactly one compact handoff when one was written.
 func TestCompactCommandCorpus(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpusDir, "*"))
-	if len(files) == 0 {
-		t.Skip("corpus not found at " + corpusDir)
-	}
 	dir := t.TempDir()
-	for _, path := range files {
+	for _, path := range corpusTranscripts(t) {
 		name := filepath.Base(path)
-		if name == "SOURCES.md" {
-			continue
-		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			in, err := readTranscript(path)

@@ -20,34 +20,6 @@ import (
 	"github.com/compactkit/compact/tokens"
 )
 
-// countCorpusDir is the shared corpus when this machine has it, else the
-// copy the tokens package keeps.
-func countCorpusDir() string {
-	const shared = "/work/shared/corpus/transcripts"
-	if st, err := os.Stat(shared); err == nil && st.IsDir() {
-		return shared
-	}
-	return filepath.Join("..", "..", "tokens", "testdata", "corpus")
-}
-
-func countCorpusFiles(t *testing.T) []string {
-	t.Helper()
-	entries, err := os.ReadDir(countCorpusDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, en := range entries {
-		if !en.IsDir() && !strings.HasSuffix(en.Name(), ".md") {
-			files = append(files, filepath.Join(countCorpusDir(), en.Name()))
-		}
-	}
-	if len(files) == 0 {
-		t.Fatal("no corpus transcripts")
-	}
-	return files
-}
-
 // countRun runs "compact ARGS" with stdin and environ.
 func countRun(t *testing.T, stdin string, environ map[string]string, args ...string) (int, string, string) {
 	t.Helper()
@@ -89,7 +61,7 @@ func TestCountCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range countCorpusFiles(t) {
+	for _, path := range corpusTranscripts(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			rep := countJSON(t, "", path)
 			sum := rep.ToolDefinitions + rep.ReplyPriming
@@ -150,7 +122,7 @@ func tiktokenCount(t *testing.T, encoding, text string) int {
 // the raw corpus files and on random text, for both encodings.
 func TestCountTextMatchesTiktoken(t *testing.T) {
 	var texts []string
-	for _, path := range countCorpusFiles(t) {
+	for _, path := range corpusTranscripts(t) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -192,10 +164,7 @@ func TestCountTextMatchesTiktoken(t *testing.T) {
 }
 
 func TestCountOptions(t *testing.T) {
-	path := filepath.Join(countCorpusDir(), "sweagent_marshmallow-1867_function_calling.traj")
-	if _, err := os.Stat(path); err != nil {
-		path = countCorpusFiles(t)[0]
-	}
+	path := filepath.Join(corpusDir, "sweagent_marshmallow-1867_function_calling.traj")
 	base := countJSON(t, "", path)
 
 	per := countJSON(t, "", "--per-message", path)
@@ -266,7 +235,7 @@ func TestCountOptions(t *testing.T) {
 // with --thinking.
 func TestCountThinking(t *testing.T) {
 	var found bool
-	for _, path := range countCorpusFiles(t) {
+	for _, path := range corpusTranscripts(t) {
 		rep := countJSON(t, "", path)
 		if rep.Thinking == 0 {
 			continue

@@ -23,22 +23,6 @@ func execCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 	return code, out.String(), errb.String()
 }
 
-// corpusTranscripts lists the shared corpus of real transcripts.
-func corpusTranscripts(t *testing.T) []string {
-	t.Helper()
-	files, _ := filepath.Glob("../../../shared/corpus/transcripts/*")
-	var out []string
-	for _, f := range files {
-		if filepath.Ext(f) != ".md" {
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		t.Skip("corpus not found")
-	}
-	return out
-}
-
 // readCorpus reads a corpus file, skipping the test when its format's
 // reader is not registered yet.
 func readCorpus(t *testing.T, path string) compact.Transcript {

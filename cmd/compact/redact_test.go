@@ -86,8 +86,7 @@ func TestRedactCommand(t *testing.T) {
 // checks that the output is still the same transcript: valid JSONL, the
 // same lines, readable by the format package, and without the secrets.
 func TestRedactKeepsJSONL(t *testing.T) {
-	src := redactCorpusFile(t, "claudecode_agentcmd_full-session-four.jsonl")
-	raw, err := os.ReadFile(src)
+	raw, err := os.ReadFile(filepath.Join(corpusDir, "claudecode_agentcmd_full-session-four.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,15 +200,4 @@ func TestRedactOutputAtomic(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("temporary files left: %v", entries)
 	}
-}
-
-func redactCorpusFile(t *testing.T, name string) string {
-	t.Helper()
-	for _, p := range []string{filepath.Join("/work/shared/corpus/transcripts", name), filepath.Join("..", "..", "redact", "testdata", name)} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skipf("%s not found", name)
-	return ""
 }
