@@ -2,6 +2,7 @@ package redact
 
 import (
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -37,20 +38,27 @@ func benchRedact(b *testing.B, r *Redactor, text string) {
 	}
 }
 
+// benchTranscripts are the benchmarks' real agent transcripts (Claude Code
+// and Codex JSONL).
+var benchTranscripts = []string{
+	filepath.Join(transcriptDir, "claudecode_agentcmd_full-session-four.jsonl"),
+	filepath.Join(transcriptDir, "codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl"),
+}
+
 // mixedText is the benchmark's input: two real agent transcripts (Claude
 // Code and Codex JSONL, mostly code, logs and prose, no secrets) followed by
 // every case of the evaluation corpus (secrets in 40+ contexts, hard
 // negatives). About 830 KB; one secret per 2 KB.
 var mixedText = sync.OnceValue(func() string {
 	var b strings.Builder
-	for _, f := range []string{"testdata/claudecode_agentcmd_full-session-four.jsonl", "testdata/codex_agentcmd_rollout-2025-09-25T15-12-14.jsonl"} {
+	for _, f := range benchTranscripts {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			panic(err)
 		}
 		b.Write(raw)
 	}
-	for _, c := range loadCases(&testing.T{}, "testdata/corpus.jsonl") {
+	for _, c := range loadCases(&testing.T{}, filepath.Join(redactCorpusDir, "corpus.jsonl")) {
 		b.WriteString(c.Text)
 		b.WriteByte('\n')
 	}
@@ -71,8 +79,8 @@ func BenchmarkRedactMixed(b *testing.B) {
 // BenchmarkRedactTranscripts measures real transcripts alone: text with no
 // secret, the common case.
 func BenchmarkRedactTranscripts(b *testing.B) {
-	raw, _ := os.ReadFile("testdata/claudecode_agentcmd_full-session-four.jsonl")
-	raw2, _ := os.ReadFile("testdata/codex_agentcmd_rollout-2025-09-25T15-12-14.jsonl")
+	raw, _ := os.ReadFile(benchTranscripts[0])
+	raw2, _ := os.ReadFile(benchTranscripts[1])
 	text := string(raw) + string(raw2)
 	r, _ := New(Config{})
 	benchRedact(b, r, text)
@@ -82,7 +90,7 @@ func BenchmarkRedactTranscripts(b *testing.B) {
 // per 900 bytes, the worst case for the detectors that run after a keyword.
 func BenchmarkRedactCorpus(b *testing.B) {
 	var sb strings.Builder
-	for _, c := range loadCases(b, "testdata/corpus.jsonl") {
+	for _, c := range loadCases(b, filepath.Join(redactCorpusDir, "corpus.jsonl")) {
 		sb.WriteString(c.Text)
 		sb.WriteByte('\n')
 	}

@@ -3,18 +3,20 @@
 # CLI, as the corpus's own eval.py does (one process per case), and fails
 # below 95% strict recall or above 1% false positives. Run from anywhere:
 #   redact/eval.sh [CORPUS]
-# CORPUS defaults to redact/testdata/corpus.jsonl (gen.py --seed 1); pass one
-# written by testdata/gen.py --seed N to check generalisation.
+# CORPUS defaults to testdata/corpus/redact/corpus.jsonl (gen.py --seed 1);
+# pass one written by testdata/corpus/redact/gen.py --seed N --out FILE to
+# check generalisation.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-corpus="${1:-$here/testdata/corpus.jsonl}"
+data="$here/../testdata/corpus/redact"
+corpus="${1:-$data/corpus.jsonl}"
 command -v python3 >/dev/null || { echo "eval.sh: python3 is required" >&2; exit 1; }
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 (cd "$here/.." && go build -o "$tmp/compact" ./cmd/compact)
 
-python3 "$here/testdata/eval.py" --corpus "$corpus" --cmd "$tmp/compact redact" \
+python3 "$data/eval.py" --corpus "$corpus" --cmd "$tmp/compact redact" \
   --name "compact redact" --json "$tmp/summary.json"
 
 python3 - "$tmp/summary.json" <<'PY'

@@ -14,14 +14,21 @@ import (
 	"testing"
 )
 
-// The evaluation corpus (testdata/corpus.jsonl, from gen.py --seed 1) and
-// its scorer (testdata/eval.py) come from the shared corpus; see
-// testdata/SOURCES.md. TestEvalCorpus scores the redactor in process with
-// the scorer's definitions and, where python3 is installed, also through
+// The evaluation corpus (corpus.jsonl, from gen.py --seed 1) and its scorer
+// (eval.py) are the repository's copy of the shared corpus; see the README
+// beside them. TestEvalCorpus scores the redactor in process with the
+// scorer's definitions and, where python3 is installed, also through
 // eval.py itself, and fails below the goals.
 
+// The one in-repository copy of the shared corpus: the redaction corpus, and
+// the real transcripts the redactor is tested and benchmarked on.
+const (
+	redactCorpusDir = "../testdata/corpus/redact"
+	transcriptDir   = "../testdata/corpus/transcripts"
+)
+
 var (
-	evalCorpus  = flag.String("eval.corpus", "testdata/corpus.jsonl", "corpus to score (e.g. one written by gen.py --seed N)")
+	evalCorpus  = flag.String("eval.corpus", filepath.Join(redactCorpusDir, "corpus.jsonl"), "corpus to score (e.g. one written by gen.py --seed N)")
 	evalVerbose = flag.Bool("eval.v", false, "print every miss and false positive")
 )
 
@@ -244,7 +251,7 @@ func checkWithEvalPy(t *testing.T, cases []evalCase, outputs map[string]string, 
 		t.Fatal(err)
 	}
 	sumPath := filepath.Join(dir, "summary.json")
-	cmd := exec.Command(py, "testdata/eval.py", "--corpus", *evalCorpus, "--outputs", outPath, "--json", sumPath)
+	cmd := exec.Command(py, filepath.Join(redactCorpusDir, "eval.py"), "--corpus", *evalCorpus, "--outputs", outPath, "--json", sumPath)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("eval.py: %v\n%s", err, out)
 	}

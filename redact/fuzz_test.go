@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -9,7 +10,7 @@ import (
 
 // fuzzSeeds are a few corpus cases and the adversarial shapes.
 func fuzzSeeds(f *testing.F) {
-	cases := loadCases(f, "testdata/corpus.jsonl")
+	cases := loadCases(f, filepath.Join(redactCorpusDir, "corpus.jsonl"))
 	for i := 0; i < len(cases); i += 13 {
 		f.Add(cases[i].Text)
 	}

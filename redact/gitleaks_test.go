@@ -1,21 +1,22 @@
 package redact
 
 import (
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 )
 
 // TestGitleaksRuleCases keeps gitleaks v8.30.1's own rule examples
-// (testdata/gitleaks-rule-cases.jsonl) as a regression set: the share of
-// true positives masked and of false-positive examples left alone must not
-// fall below what the redactor reaches today.
+// (gitleaks-rule-cases.jsonl in the redaction corpus) as a regression set:
+// the share of true positives masked and of false-positive examples left
+// alone must not fall below what the redactor reaches today.
 func TestGitleaksRuleCases(t *testing.T) {
 	const (
 		wantPos = 0.947 // measured: 94.72%; most misses are placeholder-like fakes (1234567890, QQQQ, ABCD)
 		wantNeg = 0.871 // measured: 87.12%; most "misses" are real-looking keys another gitleaks rule would flag
 	)
-	cases := loadCases(t, "testdata/gitleaks-rule-cases.jsonl")
+	cases := loadCases(t, filepath.Join(redactCorpusDir, "gitleaks-rule-cases.jsonl"))
 	r, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
