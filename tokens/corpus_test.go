@@ -15,23 +15,46 @@ import (
 )
 
 var (
-	update   = flag.Bool("update", false, "rewrite golden files under testdata/")
-	fullDiff = flag.Bool("full", false, "differential test over the whole corpus and 100k hostile strings (slow)")
-	// corpusDir defaults to the shared corpus when this machine has it, and
-	// to the copies under testdata/ otherwise.
-	corpusDir = flag.String("corpus", "", "directory of transcripts for the corpus tests (default: the shared corpus if present, else testdata/corpus)")
+	update    = flag.Bool("update", false, "rewrite golden files under testdata/")
+	fullDiff  = flag.Bool("full", false, "differential test over the whole corpus and 100k hostile strings (slow)")
+	corpusDir = flag.String("corpus", "", "directory of transcripts for the corpus tests (default: "+repoCorpus+")")
 )
 
-const sharedCorpus = "/work/shared/corpus/transcripts"
+// repoCorpus is the repository's one copy of the shared corpus of real
+// transcripts.
+const repoCorpus = "../testdata/corpus/transcripts"
 
+// smallCorpus names the transcripts of the tests that need little text (and
+// of the estimator's check under -race, where the whole corpus takes
+// minutes): one or two in each agent's format, 0.8 MB in all.
+var smallCorpus = []string{
+	"claudecode_agentcmd_full-session-two.jsonl",
+	"claudecode_simonw_sample_session.json",
+	"codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl",
+	"gemini_agentcmd_session-2025-10-27T19-55-981c87cb.json",
+	"minisweagent_deepseek_chat_test_1-100_django__django-11099.traj.json",
+	"minisweagent_github_issue.traj.json",
+	"openhands_traj_basic.json",
+	"sweagent_marshmallow-1867_function_calling.traj",
+}
+
+// transcriptDir is the directory of the corpus tests: -corpus, or the
+// repository's corpus.
 func transcriptDir() string {
 	if *corpusDir != "" {
 		return *corpusDir
 	}
-	if st, err := os.Stat(sharedCorpus); err == nil && st.IsDir() {
-		return sharedCorpus
+	return repoCorpus
+}
+
+// isTranscript reports whether a corpus file is a transcript rather than
+// one of the notes kept beside them (SOURCES.md, expect.py).
+func isTranscript(name string) bool {
+	switch filepath.Ext(name) {
+	case ".json", ".jsonl", ".traj":
+		return true
 	}
-	return filepath.Join("testdata", "corpus")
+	return false
 }
 
 // corpusFile is one transcript's text: every JSON string value in it (the
@@ -50,16 +73,32 @@ func loadCorpus(t testing.TB, dir string) []corpusFile {
 	if err != nil {
 		t.Fatalf("corpus: %v", err)
 	}
-	var files []corpusFile
+	var names []string
 	for _, en := range entries {
-		if en.IsDir() || strings.HasSuffix(en.Name(), ".md") {
-			continue
+		if !en.IsDir() && isTranscript(en.Name()) {
+			names = append(names, en.Name())
 		}
-		raw, err := os.ReadFile(filepath.Join(dir, en.Name()))
+	}
+	return loadTranscripts(t, dir, names)
+}
+
+// loadSmallCorpus reads the smallCorpus transcripts of the repository's
+// corpus.
+func loadSmallCorpus(t testing.TB) []corpusFile {
+	t.Helper()
+	return loadTranscripts(t, repoCorpus, smallCorpus)
+}
+
+// loadTranscripts reads the named transcripts of dir.
+func loadTranscripts(t testing.TB, dir string, names []string) []corpusFile {
+	t.Helper()
+	var files []corpusFile
+	for _, name := range names {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := corpusFile{name: en.Name(), raw: string(raw)}
+		f := corpusFile{name: name, raw: string(raw)}
 		if json.Valid(raw) {
 			f.strings = jsonStrings(t, raw, nil)
 		} else {

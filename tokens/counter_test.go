@@ -231,7 +231,7 @@ func TestCacheHitsOnRecount(t *testing.T) {
 }
 
 func TestCountingConcurrently(t *testing.T) {
-	files := loadCorpus(t, filepathCorpusCI())
+	files := loadSmallCorpus(t)
 	var texts []string
 	for _, f := range files {
 		texts = append(texts, spread(f.strings, 40)...)
@@ -260,10 +260,6 @@ func TestCountingConcurrently(t *testing.T) {
 		wg.Wait()
 	}
 }
-
-// filepathCorpusCI is the corpus copy under testdata, for tests that need
-// little text.
-func filepathCorpusCI() string { return "testdata/corpus" }
 
 // TestCalibrateConverges: when a provider's counts are a fixed ratio of the
 // estimate, calibrated estimates converge to them; absurd reports move the

@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	corpus := flag.String("corpus", "/work/shared/corpus/transcripts", "directory of JSON/JSONL transcripts")
+	corpus := flag.String("corpus", "testdata/corpus/transcripts", "directory of JSON/JSONL transcripts (default: the repository's corpus, from the repository's root)")
 	random := flag.Int("random", 20000, "number of random strings")
 	seed := flag.Uint64("seed", 1, "seed of the random strings")
 	flag.Parse()
@@ -90,7 +90,7 @@ func corpusTexts(dir string) ([]string, error) {
 		}
 	}
 	for _, en := range entries {
-		if en.IsDir() || strings.HasSuffix(en.Name(), ".md") {
+		if en.IsDir() || !isTranscript(en.Name()) {
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join(dir, en.Name()))
@@ -131,4 +131,14 @@ func randomText(r *rand.Rand) string {
 		b.WriteString(a)
 	}
 	return b.String()
+}
+
+// isTranscript reports whether a corpus file is a transcript rather than
+// one of the notes kept beside them (SOURCES.md, expect.py).
+func isTranscript(name string) bool {
+	switch filepath.Ext(name) {
+	case ".json", ".jsonl", ".traj":
+		return true
+	}
+	return false
 }
