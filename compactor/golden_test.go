@@ -18,21 +18,33 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// TestGoldenFallback compacts each corpus transcript under testdata/corpus
-// with the deterministic fallback (forced, gpt-4o's window) and compares
-// the compacted transcript, in its own format, the handoff and the record
-// with the golden files. Formats whose reader or writer is not registered
-// yet are skipped by name.
+// corpusDir is the repository's one copy of the shared corpus of real
+// transcripts.
+const corpusDir = "../testdata/corpus/transcripts"
+
+// goldenCorpus names the corpus transcripts that have golden files: one or
+// two in each agent's format, including both synthetic sessions that hold
+// the agents' own compaction markers.
+var goldenCorpus = []string{
+	"claudecode_agentcmd_full-session-two.jsonl",
+	"claudecode_agenthistory_session_with_compaction.synthetic.jsonl",
+	"codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl",
+	"codex_agenthistory_session_with_compaction.synthetic.jsonl",
+	"gemini_agentcmd_session-2025-10-27T19-55-981c87cb.json",
+	"minisweagent_github_issue.traj.json",
+	"openhands_traj_basic_gui_mode.json",
+	"sweagent_gpt4_test-repo-i1.traj",
+	"sweagent_marshmallow-1867_function_calling.traj",
+}
+
+// TestGoldenFallback compacts each goldenCorpus transcript with the
+// deterministic fallback (forced, gpt-4o's window) and compares the
+// compacted transcript, in its own format, the handoff and the record with
+// the golden files. Formats whose reader or writer is not registered yet
+// are skipped by name.
 func TestGoldenFallback(t *testing.T) {
-	files, err := filepath.Glob("testdata/corpus/*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range files {
-		name := filepath.Base(path)
-		if name == "SOURCES.md" {
-			continue
-		}
+	for _, name := range goldenCorpus {
+		path := filepath.Join(corpusDir, name)
 		t.Run(name, func(t *testing.T) {
 			in := readCorpus(t, path)
 			cfg := Config{Model: "gpt-4o", Force: true, Strategy: StrategyFallback,
