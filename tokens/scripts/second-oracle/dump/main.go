@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	corpus := flag.String("corpus", "testdata/corpus/transcripts", "directory of JSON/JSONL transcripts (default: the repository's corpus, from the repository's root)")
+	corpus := flag.String("corpus", "testdata/corpus/transcripts", "directory of JSON/JSONL transcripts, relative to the working directory (run.sh runs from the repository's root)")
 	random := flag.Int("random", 20000, "number of random strings")
 	seed := flag.Uint64("seed", 1, "seed of the random strings")
 	flag.Parse()
