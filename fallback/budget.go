@@ -26,13 +26,13 @@ const (
 // defaultItemTokens caps one item of each section.
 var defaultItemTokens = [nSecs]int{
 	secEarlierAsks: 150, secConstraints: 110, secActions: 130, secActive: 50, secBlocked: 80,
-	secDecisions: 90, secErrors: 100, secFiles: 50, secContext: 30, secLastTurns: 100,
+	secDecisions: 90, secErrors: 100, secFiles: 60, secContext: 30, secLastTurns: 100,
 }
 
 // defaultSectionShare caps each section, in percent of the total.
 var defaultSectionShare = [nSecs]int{
 	secEarlierAsks: 30, secConstraints: 15, secActions: 45, secActive: 12, secBlocked: 8,
-	secDecisions: 35, secErrors: 30, secFiles: 30, secContext: 20, secLastTurns: 12,
+	secDecisions: 35, secErrors: 30, secFiles: 40, secContext: 20, secLastTurns: 12,
 }
 
 // sectionWeight is each section's claim on the room the others leave:
@@ -59,6 +59,7 @@ type limits struct {
 	count       func(string) int
 	item        [nSecs]int
 	secCap      [nSecs]int
+	setCap      [nSecs]bool // secCap comes from Config.SectionTokens
 	snapshotCap int
 	goalCap     int
 }
@@ -130,6 +131,18 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 			capLeft -= noteReserve // for "(N more not listed)"
 		}
 		left -= topUp(&b.secs[s], costed[s], min(left, capLeft), len(d.secs[s])+d.unlisted[s])
+	}
+	// Room no section could take under its cap goes to the sections that
+	// still have items, in the same order: a default cap keeps one section
+	// from crowding out the others, not from using room nobody else needs.
+	// (A cap the caller set, Config.SectionTokens, holds.)
+	for _, s := range fillOrder {
+		if left <= 0 {
+			break
+		}
+		if !lim.setCap[s] && len(b.secs[s].kept) < len(d.secs[s])+d.unlisted[s] {
+			left -= topUp(&b.secs[s], costed[s], left-noteReserve, len(d.secs[s])+d.unlisted[s])
+		}
 	}
 	return b, nil
 }

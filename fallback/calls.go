@@ -63,7 +63,7 @@ type call struct {
 	res     *result
 	prose   bool // the key is prose (a question, a plan), not a name
 	// errs caches errors(): the result's lines that report a failure.
-	errs     []string
+	errs     []errLine
 	errsDone bool
 }
 

@@ -212,7 +212,7 @@ func (cfg Config) limits() (*limits, error) {
 		found := false
 		for s := sec(0); s < nSecs; s++ {
 			if secHeading[s] == name {
-				lim.secCap[s], found = n, true
+				lim.secCap[s], lim.setCap[s], found = n, true, true
 			}
 		}
 		switch name {

@@ -136,6 +136,13 @@ func headTail(s string) (string, string) {
 	return head, tail
 }
 
+// errLine is a line of output that reports a failure, with how clearly it
+// does (errorScore, raised for the line a failure header announces).
+type errLine struct {
+	text  string
+	score int
+}
+
 // errorLines picks up to two lines of out that say what went wrong, best
 // first by kind and then in order: an exception or compiler error line
 // ("KeyError: 'x'", "error TS2769: …") beats a line that merely mentions an
@@ -143,7 +150,7 @@ func headTail(s string) (string, string) {
 // after it. With brief set only the first and last lines are read (the
 // output of a call that did not fail); otherwise the first and last
 // scanLimit bytes.
-func errorLines(out string, brief bool) []string {
+func errorLines(out string, brief bool) []errLine {
 	type cand struct {
 		line  string
 		score int
@@ -152,12 +159,24 @@ func errorLines(out string, brief bool) []string {
 	var best []cand
 	consider := func(text string, base int, maxLines int) {
 		n, prev := 0, 0
+		quote := false // the line is source a Python traceback quotes
 		for text != "" && (maxLines <= 0 || n < maxLines) {
 			line, rest, _ := strings.Cut(text, "\n")
 			text = rest
 			n++
 			t := strings.TrimSpace(line)
-			if t == "" || len(t) > 2000 {
+			if q := quote; q || t == "" || len(t) > 2000 {
+				quote = false
+				prev = 0
+				if q && t == "" {
+					quote = true // the quote may follow after a blank line
+				}
+				continue
+			}
+			if strings.HasPrefix(t, `File "`) && strings.Contains(t, `", line `) {
+				// '  File "x.py", line 3, in f' is followed by the line of
+				// code it points at, which names errors without reporting one.
+				quote = true
 				prev = 0
 				continue
 			}
@@ -206,9 +225,9 @@ func errorLines(out string, brief bool) []string {
 	if len(pick) == 2 && pick[0].pos > pick[1].pos {
 		pick[0], pick[1] = pick[1], pick[0]
 	}
-	lines := make([]string, 0, len(pick))
+	lines := make([]errLine, 0, len(pick))
 	for _, p := range pick {
-		lines = append(lines, p.line)
+		lines = append(lines, errLine{p.line, p.score})
 	}
 	return lines
 }
@@ -260,7 +279,11 @@ var failureWords = []string{
 
 // failMatcher finds every failure phrase of a line in one pass.
 var failMatcher = func() *matcher {
-	phrases := map[string]uint32{": error": failStrong, " error ts": failStrong, "error[": failStrong, "*** [": failStrong, "warning": failWarn}
+	// "warning:" and "warning " label a warning; a bare "warning" is more
+	// often code (Perl's "use warnings;", Python's warnings module, a
+	// RemovedInDjango41Warning import).
+	phrases := map[string]uint32{": error": failStrong, " error ts": failStrong, "error[": failStrong, "*** [": failStrong,
+		"warning:": failWarn, "warning ": failWarn}
 	for _, w := range failureWords {
 		phrases[w] |= failWord
 	}

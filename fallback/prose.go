@@ -87,7 +87,19 @@ func splitLine(off int, t string, fn func(int, string)) {
 			i += n - 1
 			continue
 		}
-		if inCode || inFence || c != '.' && c != '!' && c != '?' {
+		if inCode || inFence {
+			continue
+		}
+		if c == ':' {
+			// "…the next line `x`:In Perl, …": a colon glued to a
+			// capitalised word is a line break that was lost.
+			if i > 0 && t[i-1] != ' ' && i+2 < len(t) && t[i+1] >= 'A' && t[i+1] <= 'Z' && t[i+2] >= 'a' && t[i+2] <= 'z' {
+				emit(start, i+1)
+				start = i + 1
+			}
+			continue
+		}
+		if c != '.' && c != '!' && c != '?' {
 			continue
 		}
 		// End of sentence: punctuation, then space, then a sentence start.
@@ -140,7 +152,7 @@ var (
 	findingCues = []string{"the issue", "the problem", "the bug", "root cause", "because", "caus", "the reason",
 		"turns out", "this means", "which means", "in reality", "so the ", "so our ", "i see", "i can see", "i found",
 		"found that", "notice", "realiz", "the fix", "fixed", "works", "introduced", "confirm", "the culprit",
-		"instead of", "we can ", "will now", "should be", "needs to", "need to", "is that", "is not", "are not",
+		"instead of", "should be", "needs to", "is that", "is not", "are not", "that means", "therefore", "thus ",
 		"i can't", "i can’t", "i cannot", "i'm unable", "i am unable", "i won't", "i won’t", "not able to",
 		"duplicat", "incorrect", "wrong", "broken", "missing", "not correctly", "doesn't exist", "does not exist"}
 	contrastCues = []string{"but ", "however", "unless", "only ", "not ", "n't", "n’t", "never", "no ", "instead",
@@ -294,6 +306,14 @@ func scoreSentence(s string, cues int) int {
 			break
 		}
 	}
+	// What the agent concluded outweighs what it means to do next: the
+	// actions that followed say what it did.
+	switch opening(s) {
+	case openConclusion:
+		score++
+	case openIntent:
+		score--
+	}
 	switch {
 	case narration && strings.HasSuffix(s, ":") && strings.HasPrefix(l, "now let") || strings.HasPrefix(l, "let me") && strings.HasSuffix(s, ":"):
 		return 0 // "Now let me run the tests:": the call says it all
@@ -315,6 +335,66 @@ func scoreSentence(s string, cues int) int {
 		score--
 	}
 	return score
+}
+
+// Openings of a sentence, after discourse words ("Now", "So", "But").
+const (
+	openOther = iota
+	openConclusion
+	openIntent
+)
+
+// conclusionStarts open a sentence that states what the agent inferred.
+var conclusionStarts = []string{"so ", "this means", "that means", "which means", "therefore", "thus", "hence",
+	"it turns out", "turns out", "the issue is", "the problem is", "the bug is", "the root cause", "the reason",
+	"this confirms", "that confirms", "this explains", "that explains", "this is because", "that's because",
+	"that is because", "this shows", "that shows"}
+
+// intentStarts open a sentence about what the agent means to do.
+// ("We can …" is left out: it as often states what the agent found it is
+// able to do.)
+var intentStarts = []string{"we need", "i need", "we'll", "i'll", "we will", "i will", "we should", "i should",
+	"let's", "lets ", "let me", "we have to", "i have to", "i'm going", "we're going", "i am going", "we are going",
+	"i want", "we want", "better to", "we'd", "i'd", "we also need", "i also need", "we still need", "i still need"}
+
+// discourseStarts are dropped before an opening is classified.
+var discourseStarts = []string{"now, ", "now ", "then, ", "then ", "next, ", "next ", "but ", "and ", "also, ", "also ",
+	"actually, ", "actually ", "however, ", "ok, ", "okay, ", "first, ", "finally, ", "instead, ", "alternatively, ",
+	"great, ", "good, ", "perfect, ", "hmm, ", "wait, "}
+
+// opening classifies how a sentence opens: a conclusion ("So the bug is
+// …", "This means …"), an intent ("Now we need to …", "Let's …"), or
+// anything else.
+func opening(s string) int {
+	l := asciiLower(s[:min(len(s), 40)])
+	for stripped := true; stripped; {
+		stripped = false
+		for _, d := range discourseStarts {
+			if strings.HasPrefix(l, d) {
+				l, stripped = l[len(d):], true
+				break
+			}
+		}
+		if rest, ok := strings.CutPrefix(l, "so "); ok && hasPrefixAny(rest, intentStarts) {
+			l, stripped = rest, true // "So we need to …" is an intent
+		}
+	}
+	switch {
+	case hasPrefixAny(l, intentStarts):
+		return openIntent
+	case hasPrefixAny(l, conclusionStarts):
+		return openConclusion
+	}
+	return openOther
+}
+
+func hasPrefixAny(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 var speculation = []string{"maybe", "perhaps", "might ", "possibly", "i think", "probably", "let me think", "hmm", "i wonder", "not sure"}

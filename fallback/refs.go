@@ -37,6 +37,7 @@ type refStat struct {
 	lines   []string // line references seen with a path
 	span    bool     // written as `code` by the agent
 	git     bool     // a hex id seen next to git, commit or sha
+	dig     *digest  // what reads of the file showed of its contents
 }
 
 // score ranks a reference: the weighted count of messages naming it, each
@@ -132,6 +133,24 @@ func (x *refIndex) touch(path string, op fileOp, msg int) {
 	if op > st.op {
 		st.op = op
 	}
+}
+
+// read records what a read of path showed of its contents.
+func (x *refIndex) read(path, content string) {
+	path = cleanPath(path)
+	if path == "" {
+		return
+	}
+	d := readDigest(path, content)
+	if d.about == "" && len(d.notes)+len(d.defs)+len(d.uses)+len(d.env) == 0 {
+		return
+	}
+	st := x.get(refPath, path)
+	if st.dig == nil {
+		st.dig = d
+		return
+	}
+	st.dig.merge(d)
 }
 
 // cleanPath normalises a path for de-duplication: no "./" prefix, no
@@ -247,6 +266,13 @@ func merge(into, r *refStat) {
 		}
 	}
 	into.span = into.span || r.span
+	switch {
+	case r.dig == nil:
+	case into.dig == nil:
+		into.dig = r.dig
+	default:
+		into.dig.merge(r.dig)
+	}
 	if r.first < into.first {
 		into.first = r.first
 	}
@@ -275,10 +301,11 @@ func (x *refIndex) nameRefs() []*refStat {
 
 // notable reports whether a name is worth keeping: the agent wrote it as
 // code, or a person or the agent named it and it recurs, or calls passed it
-// more than once.
+// more than once, or tool output kept printing it. (A name only files
+// showed is under Relevant files, with the file that declares it.)
 func (r *refStat) notable() bool {
 	said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking] + r.msgs[srcError]
-	return r.span || said > 0 && r.messages() >= 2 || r.msgs[srcArgs] >= 2 && r.messages() >= 3 || r.msgs[srcResult] >= 3
+	return r.span || said > 0 && r.messages() >= 2 || r.msgs[srcArgs] >= 2 && r.messages() >= 3 || r.msgs[srcResult] >= 6
 }
 
 // hot returns up to n notable names, best score first: what the window

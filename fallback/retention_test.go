@@ -512,6 +512,9 @@ func TestRetentionCompacted(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(*retentionOut, s.name+".compacted"), out.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.WriteFile(filepath.Join(*retentionOut, s.name+".compacted.handoff.md"), []byte(res.Handoff.Render()), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		whole := scoreHandoff(s.labels, out.String())
 		ho := scoreHandoff(s.labels, res.Handoff.Render())

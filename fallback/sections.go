@@ -99,6 +99,10 @@ const (
 	maxSentence     = 320
 	maxProseKey     = 100
 	maxHitChars     = 120
+	maxShortKey     = 90  // an older action's key
+	maxShortOutcome = 120 // and its outcome
+	// fullActions is how many of the newest actions are shown in full.
+	fullActions = 12
 )
 
 // build extracts every section's candidates from the analysed window.
@@ -171,14 +175,18 @@ func (w *window) buildAsks(d *draft) {
 	}
 }
 
-// buildActions lists every call in order with its key argument and a
+// buildActions lists the calls in order with their key argument and a
 // one-line outcome, and the person's interruptions where they happened.
-// Newer actions rank higher, so a cap keeps the newest.
+// Newer actions rank higher, so a cap keeps the newest. The newest
+// fullActions are shown in full; older ones shortly, and older reads,
+// searches and listings not at all (they changed nothing, and what they
+// found is under Relevant files): they are counted.
 func (w *window) buildActions(d *draft) {
 	// Only the newest maxCosted actions could ever be kept: older ones are
 	// counted, not written out.
 	first := max(len(w.timeline)-maxCosted, 0)
 	d.unlisted[secActions] += first
+	full := len(w.timeline) - fullActions
 	for i, ev := range w.timeline[first:] {
 		i += first
 		var text string
@@ -188,10 +196,42 @@ func (w *window) buildActions(d *draft) {
 		case evNote:
 			text = "harness: " + clip(ev.text, maxOutcomeChars)
 		case evCall:
-			text = w.actionText(ev.call)
+			switch {
+			case i >= full:
+				text = w.actionText(ev.call)
+			case !ev.call.consequential():
+				d.unlisted[secActions]++
+				continue
+			default:
+				out := outcome(ev.call)
+				if !ev.call.search() { // what a search found is its point
+					out = clip(out, maxShortOutcome)
+				}
+				text = clip(w.label(ev.call), maxShortKey) + " → " + out
+			}
 		}
 		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: i, order: i})
 	}
+}
+
+// consequential reports a call that did something a later turn depends
+// on: it changed files, ran a program, searched, failed, or asked or
+// planned; rather than only reading or listing (what reads showed is
+// under Relevant files).
+func (c *call) consequential() bool {
+	switch {
+	case c.res == nil, c.mutates, c.failed(), c.search(), diagnostics(c.errors()):
+		return true
+	case c.exec:
+		return !c.listing()
+	}
+	// A tool that reads files or fetches a page only looks.
+	for _, f := range c.files {
+		if f.op == opRead {
+			return false
+		}
+	}
+	return !c.listing() && !strings.Contains(c.key, "://")
 }
 
 // label is "name key" with the key shortened to its first line, and a
@@ -265,10 +305,13 @@ func outcome(c *call) string {
 		parts = append(parts, "failed")
 	}
 	errs := c.errors()
+	if !c.failed() && !diagnostics(errs) {
+		errs = nil // notices of a call that worked are not its outcome
+	}
 	lines := countLines(r.text)
 	switch {
 	case len(errs) > 0:
-		parts = append(parts, clip(errs[0], maxOutcomeChars))
+		parts = append(parts, clip(bestError(errs), maxOutcomeChars))
 	case r.text == "" || lines == 0:
 		if c.listing() && r.hasExit && r.exit == 1 {
 			parts = append(parts, "no matches")
@@ -278,12 +321,17 @@ func outcome(c *call) string {
 	case c.mutates && !c.exec && !c.failed():
 		parts = append(parts, "ok")
 	case c.search() && !c.failed():
-		// What a search found is its outcome: the count and the first hit.
-		first := clip(firstMeaningfulLine(r.text), maxHitChars)
-		if lines == 1 {
-			parts = append(parts, "1 hit: "+first)
-		} else {
-			parts = append(parts, strconv.Itoa(lines)+" hits, first: "+first)
+		// What a search found is its outcome: the count and the hit that
+		// tells most (a definition), else the first.
+		hit, files := bestHit(r.text)
+		hit = clip(hit, maxHitChars)
+		switch {
+		case lines == 1:
+			parts = append(parts, "1 hit: "+hit)
+		case files > 1:
+			parts = append(parts, strconv.Itoa(lines)+" hits in "+strconv.Itoa(files)+" files: "+hit)
+		default:
+			parts = append(parts, strconv.Itoa(lines)+" hits: "+hit)
 		}
 	case (c.listing() || numberedListing(r.text)) && !c.failed():
 		parts = append(parts, strconv.Itoa(lines)+" lines")
@@ -297,6 +345,76 @@ func outcome(c *call) string {
 		parts = append(parts, l)
 	}
 	return strings.Join(parts, ": ")
+}
+
+// bestHit picks the hit of a search's output that tells most: the first
+// that declares something (a definition is what a search for a name is
+// usually after), else the first meaningful line, with the space around
+// its text trimmed. files counts the files the hits are in, when the
+// hits name them.
+func bestHit(out string) (hit string, files int) {
+	seen := map[string]bool{}
+	first, decl := "", ""
+	n := 0
+	for rest := out; rest != "" && n < maxHitLines; n++ {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		t := strings.TrimSpace(l)
+		if t == "" {
+			continue
+		}
+		path, text := splitHit(t)
+		if path != "" && !seen[path] {
+			seen[path] = true
+		}
+		shown := t
+		if path != "" {
+			shown = path + ": " + strings.TrimSpace(text)
+		}
+		if first == "" && letters(t) >= 3 {
+			first = shown
+		}
+		if decl == "" && path != "" && declares(strings.TrimSpace(text)) {
+			decl = shown
+		}
+	}
+	if decl != "" {
+		return decl, len(seen)
+	}
+	return first, len(seen)
+}
+
+// maxHitLines bounds the lines of a search's output read for its best hit.
+const maxHitLines = 400
+
+// splitHit splits a search hit "path:line:text" or "path:text" into its
+// file and text; a hit that names no file has path "".
+func splitHit(t string) (path, text string) {
+	k := strings.IndexByte(t, ':')
+	if k <= 0 || k == len(t)-1 {
+		return "", t
+	}
+	p := t[:k]
+	if !isPath(p) {
+		return "", t
+	}
+	text = t[k+1:]
+	j := 0
+	for j < len(text) && text[j] >= '0' && text[j] <= '9' {
+		j++
+	}
+	if j > 0 && j < len(text) && (text[j] == ':' || text[j] == '-') {
+		text = text[j+1:]
+	}
+	return p, text
+}
+
+// declares reports a line of code that declares a name: a function, a
+// type, a class, an exported value.
+func declares(t string) bool {
+	var d digest
+	d.codeLine(t, t, langC)
+	return len(d.defs) > 0
 }
 
 // failed reports whether the call failed. A search that matched nothing
@@ -394,14 +512,14 @@ func firstSegment(cmd string) string {
 
 // errors returns the lines of the call's result that report a failure,
 // worked out once.
-func (c *call) errors() []string {
+func (c *call) errors() []errLine {
 	if !c.errsDone {
 		c.errs, c.errsDone = c.findErrors(), true
 	}
 	return c.errs
 }
 
-func (c *call) findErrors() []string {
+func (c *call) findErrors() []errLine {
 	if c.res == nil || c.res.text == "" {
 		return nil
 	}
@@ -422,7 +540,7 @@ func (c *call) findErrors() []string {
 func (w *window) buildErrors(d *draft) {
 	type errItem struct {
 		c     *call
-		lines []string
+		lines []errLine
 		pos   int
 		times int
 	}
@@ -432,18 +550,21 @@ func (w *window) buildErrors(d *draft) {
 		errs := c.errors()
 		if len(errs) == 0 && c.failed() {
 			if l := firstMeaningfulLine(c.res.text); l != "" {
-				errs = []string{l}
+				errs = []errLine{{l, 3}}
 			} else {
-				errs = []string{"failed with no output"}
+				errs = []errLine{{"failed with no output", 3}}
 			}
 		}
 		if len(errs) == 0 {
 			continue
 		}
-		if !c.failed() && maxErrorScore(errs) < 3 && !c.mutates && !c.exec {
-			continue
+		if !c.failed() && !diagnostics(errs) {
+			continue // notices of a call that worked
 		}
-		key := strings.Join(errs, "\n")
+		key := errs[0].text
+		if len(errs) > 1 {
+			key += "\n" + errs[1].text
+		}
 		if it := byLine[key]; it != nil {
 			it.c, it.pos, it.times = c, i, it.times+1
 			continue
@@ -467,7 +588,7 @@ func (w *window) buildErrors(d *draft) {
 			if i > 0 {
 				b.WriteString(" | ")
 			}
-			b.WriteString(clip(l, maxOutcomeChars))
+			b.WriteString(clip(l.text, maxOutcomeChars))
 		}
 		if it.times > 1 {
 			fmt.Fprintf(&b, " (×%d)", it.times)
@@ -490,10 +611,52 @@ func (w *window) buildErrors(d *draft) {
 	}
 }
 
-func maxErrorScore(lines []string) int {
+// diagnostics reports whether lines a call printed say something is wrong:
+// an error, or a warning about a place in the code ("211:11  Warning: …",
+// "x.go:3: warning: …"). A warning with no place ("WARNING: Running pip as
+// the 'root' user") is a tool's notice.
+func diagnostics(lines []errLine) bool {
+	for _, l := range lines {
+		if l.score >= 3 || lineColumn(l.text) || locationLine(l.text) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineColumn reports a line that opens with "line:column" as linters
+// print under a file name.
+func lineColumn(t string) bool {
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 || i >= len(t) || t[i] != ':' {
+		return false
+	}
+	j := i + 1
+	for j < len(t) && t[j] >= '0' && t[j] <= '9' {
+		j++
+	}
+	return j > i+1
+}
+
+// bestError returns the line that says most clearly what went wrong (the
+// first of equals): "KeyError: 'x'" rather than the traceback header.
+func bestError(lines []errLine) string {
+	best := errLine{score: -1}
+	for _, l := range lines {
+		if l.score > best.score {
+			best = l
+		}
+	}
+	return best.text
+}
+
+func maxErrorScore(lines []errLine) int {
 	m := 0
 	for _, l := range lines {
-		m = max(m, errorScore(l))
+		m = max(m, l.score)
 	}
 	return m
 }
@@ -545,7 +708,7 @@ func (w *window) buildTodos(d *draft) {
 			errs := c.errors()
 			line := "failed"
 			if len(errs) > 0 {
-				line = errs[0]
+				line = bestError(errs)
 			}
 			d.secs[secBlocked] = append(d.secs[secBlocked], entry{
 				text: "last call failed: " + w.label(c) + " → " + clip(line, maxOutcomeChars), rank: 1 << 20, order: 1 << 20,
@@ -591,12 +754,18 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 		}
 		var cands []cand
 		pos := 0
+		// Reasoning ranks below what the agent said, unless the agent said
+		// nothing else (reasoning models that act by tool calls alone).
+		spoke := false
+		for _, p := range m.Parts {
+			spoke = spoke || p.Type == compact.PartText && strings.TrimSpace(p.Text) != ""
+		}
 		for _, p := range m.Parts {
 			if p.Type != compact.PartText && p.Type != compact.PartThinking {
 				continue
 			}
 			penalty := 0
-			if p.Type == compact.PartThinking {
+			if p.Type == compact.PartThinking && spoke {
 				penalty = 1
 			}
 			// A very long message is read at its start and end, where agents
@@ -637,9 +806,11 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 }
 
 // demoteRepeats ranks an entry that says much the same as a better-ranked
-// one (half or more of their content words shared) below every entry that
-// says something new, so a long session's many restatements of one finding
-// do not crowd out its other findings.
+// one (most of its content words, three in four, are in the other) below
+// every entry that says something new, so a long session's many
+// restatements of one finding do not crowd out its other findings. A
+// sentence that adds to what was said ("not placed" → "not placed and
+// duplicated") is new.
 func demoteRepeats(es []entry) {
 	idx := make([]int, len(es))
 	for i := range idx {
@@ -651,7 +822,7 @@ func demoteRepeats(es []entry) {
 		words := contentWords(es[i].text)
 		repeat := false
 		for _, k := range kept {
-			if jaccard(words, k) >= 0.5 {
+			if covered(words, k) >= 0.75 {
 				repeat = true
 				break
 			}
@@ -692,10 +863,10 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-// jaccard is the share of words two sorted word sets have in common.
-func jaccard(a, b []string) float64 {
-	if len(a) == 0 || len(b) == 0 {
-		return 0
+// covered is the share of the words of a (sorted) that b (sorted) holds.
+func covered(a, b []string) float64 {
+	if len(a) == 0 {
+		return 1
 	}
 	i, j, both := 0, 0, 0
 	for i < len(a) && j < len(b) {
@@ -710,7 +881,7 @@ func jaccard(a, b []string) float64 {
 			j++
 		}
 	}
-	return float64(both) / float64(len(a)+len(b)-both)
+	return float64(both) / float64(len(a))
 }
 
 // outputEnds returns the first 4 KB and last 2 KB of a long tool output,
@@ -790,7 +961,14 @@ func (w *window) indexRefs() *refIndex {
 		if c.msg >= 0 {
 			git := strings.HasPrefix(stripCD(c.key), "git ")
 			for _, f := range c.files {
-				x.touch(c.resolve(f.path), f.op, c.msg)
+				op := f.op
+				if c.failed() {
+					op = opMention // a read or an edit that failed did nothing to the file
+				}
+				x.touch(c.resolve(f.path), op, c.msg)
+			}
+			if f, ok := c.readFile(); ok {
+				x.read(c.resolve(f), digestHead(c.res.text))
 			}
 			x.scan(c.key, c.msg, srcArgs, git)
 			for _, l := range c.added {
@@ -801,7 +979,7 @@ func (w *window) indexRefs() *refIndex {
 				x.scan(head, c.res.msg, srcResult, git)
 				x.scan(tail, c.res.msg, srcResult, git)
 				for _, l := range c.errors() {
-					x.scan(l, c.res.msg, srcError, false) // a file an error names matters
+					x.scan(l.text, c.res.msg, srcError, false) // a file an error names matters
 				}
 			}
 		} else if c.res != nil {
@@ -811,6 +989,38 @@ func (w *window) indexRefs() *refIndex {
 		}
 	}
 	return x
+}
+
+// readFile returns the one file whose contents the call's output shows: a
+// read that worked, of a single file.
+func (c *call) readFile() (string, bool) {
+	if c.res == nil || c.failed() || c.res.text == "" {
+		return "", false
+	}
+	path := ""
+	for _, f := range c.files {
+		if f.op != opRead {
+			continue
+		}
+		if path != "" && f.path != path {
+			return "", false // several files: their contents run together
+		}
+		path = f.path
+	}
+	return path, path != ""
+}
+
+// digestHead is the start of a read's output that a digest is made from.
+func digestHead(s string) string {
+	const n = 8 << 10
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	if k := strings.LastIndexByte(s, '\n'); k > 0 {
+		s = s[:k]
+	}
+	return s
 }
 
 // span records an inline code span of the agent's as a name worth
@@ -888,6 +1098,9 @@ func buildFiles(d *draft, all []*refStat, root string) {
 		}
 		if len(ops) > 0 {
 			b.WriteString(" (" + strings.Join(ops, ", ") + ")")
+		}
+		if dig := r.dig.render(); dig != "" {
+			b.WriteString(": " + dig)
 		}
 		rank := int(r.op)<<16 + min(r.score(), 1<<15)
 		if touched && r.op == opMention {

@@ -166,7 +166,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			// failed action's complaint as its own message).
 			if m.Synthetic && !m.Summary {
 				if errs := errorLines(text, false); len(errs) > 0 && maxErrorScore(errs) >= 3 {
-					w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: errs[0]})
+					w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: bestError(errs)})
 				}
 			}
 			continue
