@@ -18,13 +18,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// realTranscript reads the Claude Code session in testdata into a
+// realTranscript reads a Claude Code session of the shared test corpus into a
 // transcript: text, thinking, tool calls and results as parts, every line
 // kept as the raw source record of its message. It is a small reader for
 // test data, not the format package's.
 func realTranscript(tb testing.TB, maxRaw int) compact.Transcript {
 	tb.Helper()
-	f, err := os.Open("testdata/claudecode_agentcmd_full-session-four.jsonl")
+	f, err := os.Open("../testdata/corpus/transcripts/claudecode_agentcmd_full-session-four.jsonl")
 	if err != nil {
 		tb.Fatal(err)
 	}
