@@ -39,8 +39,8 @@ var defaultSectionShare = [nSecs]int{
 // room is shared in these proportions, and what a section does not need
 // goes to the rest.
 var sectionWeight = [nSecs]int{
-	secEarlierAsks: 10, secConstraints: 8, secActions: 22, secActive: 6, secBlocked: 3,
-	secDecisions: 16, secErrors: 12, secFiles: 10, secContext: 8, secLastTurns: 5,
+	secEarlierAsks: 10, secConstraints: 8, secActions: 16, secActive: 6, secBlocked: 3,
+	secDecisions: 20, secErrors: 12, secFiles: 10, secContext: 8, secLastTurns: 5,
 }
 
 // trimOrder is the order in which the final total cap removes items: the
@@ -377,7 +377,7 @@ func packGroups(kept []entry) []string {
 	var out []string
 	for _, g := range contextGroups {
 		if names := byGroup[g]; len(names) > 0 {
-			out = append(out, g+": "+strings.Join(names, ", "))
+			out = append(out, g+": "+strings.Join(names, groupSep(g)))
 		}
 	}
 	if names := byGroup[""]; len(names) > 0 {

@@ -10,8 +10,10 @@ type digest struct {
 	about string   // the file's own description: its first doc sentence
 	notes []note   // comments that explain (why, NB, must, doesn't, TODO)
 	defs  []string // declared names, or a short one-line declaration whole
-	uses  []string // names imported from other packages, "name (package)"
-	env   []string // environment variables the code reads
+	// exported counts the defs at the front that the file exports.
+	exported int
+	uses     []string // names imported from other packages, "name (package)"
+	env      []string // environment variables the code reads
 }
 
 // note is an explanatory comment sentence with how telling it is.
@@ -71,7 +73,9 @@ func readDigest(path, content string) *digest {
 		}
 		text, isComment := commentText(t, lang, &inBlock, &inDoc)
 		if isComment {
-			if text == "" || !hasLetter(text) {
+			if text == "" || !hasLetter(text) || text[0] == '@' {
+				// A blank comment line, a rule of ====, or a doc tag
+				// (@param, @private) ends a paragraph.
 				flush(n) // a blank comment line or a rule of ==== ends a paragraph
 				continue
 			}
@@ -354,15 +358,23 @@ func (d *digest) codeLine(line, t string, lang int) {
 		if value && len(t) <= maxDeclLine && strings.HasSuffix(t, ";") && strings.Contains(t, "=") && !strings.Contains(t, "=>") {
 			name = t // a one-line declaration says it all
 		}
-		for _, o := range d.defs {
-			if o == name {
-				return
-			}
+		if contains(d.defs, name) {
+			return
+		}
+		if exported || isUpper(name[0]) && lang == langC && strings.HasPrefix(rest, "func ") {
+			// What the file exports goes before its private names.
+			d.defs = append(d.defs, "")
+			copy(d.defs[d.exported+1:], d.defs[d.exported:])
+			d.defs[d.exported] = name
+			d.exported++
+			return
 		}
 		d.defs = append(d.defs, name)
 		return
 	}
 }
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 // declName returns the name a declaration introduces (skipping a Go
 // method's receiver).
@@ -483,20 +495,17 @@ func (d *digest) merge(o *digest) {
 	}
 }
 
-// render writes the digest on one line, most telling first: the file's
-// description and notes, then what it declares, reads and imports.
-func (d *digest) render() string {
+// render writes the digest on one line, most telling first (a cap cuts
+// the end): the file's description, what it declares and reads from the
+// environment, its notes, then what it imports. Imports in common holds
+// the imports many files share, which say nothing about one of them.
+func (d *digest) render(common map[string]bool) string {
 	if d == nil {
 		return ""
 	}
 	var parts []string
 	if d.about != "" {
-		parts = append(parts, d.about)
-	}
-	for _, n := range d.notes {
-		if n.text != d.about {
-			parts = append(parts, n.text)
-		}
+		parts = append(parts, clip(d.about, maxAboutChars))
 	}
 	if len(d.defs) > 0 {
 		parts = append(parts, "defines "+strings.Join(d.defs, ", "))
@@ -504,8 +513,40 @@ func (d *digest) render() string {
 	if len(d.env) > 0 {
 		parts = append(parts, "env "+strings.Join(d.env, ", "))
 	}
-	if len(d.uses) > 0 {
-		parts = append(parts, "uses "+strings.Join(d.uses, ", "))
+	for _, n := range d.notes {
+		if n.text != d.about {
+			parts = append(parts, n.text)
+		}
+	}
+	var uses []string
+	for _, u := range d.uses {
+		if !common[u] {
+			uses = append(uses, u)
+		}
+	}
+	if len(uses) > 0 {
+		parts = append(parts, "uses "+strings.Join(uses, ", "))
 	}
 	return strings.Join(parts, " | ")
+}
+
+// maxAboutChars bounds a file's description in its digest.
+const maxAboutChars = 160
+
+// commonImports returns the imports that three or more of the digests
+// share.
+func commonImports(ds []*digest) map[string]bool {
+	n := map[string]int{}
+	for _, d := range ds {
+		for _, u := range d.uses {
+			n[u]++
+		}
+	}
+	common := map[string]bool{}
+	for u, k := range n {
+		if k >= 3 {
+			common[u] = true
+		}
+	}
+	return common
 }

@@ -109,7 +109,16 @@ func pathOfItem(it string) string {
 
 // contextGroups are the labels under which Critical context packs its
 // entries, in render order.
-var contextGroups = []string{"Working directory", "URLs", "Commits", "Issues and PRs", "Names"}
+var contextGroups = []string{"Working directory", "Tests", "Installed", "URLs", "Commits", "Issues and PRs", "Names"}
+
+// groupSep separates the entries of a Critical context group: commands
+// may hold commas.
+func groupSep(group string) string {
+	if group == "Tests" || group == "Installed" {
+		return "; "
+	}
+	return ", "
+}
 
 // splitGroup reads a packed Critical context item ("Names: a, b") back into
 // its group and entries; an item without a known label is one entry.
@@ -120,7 +129,7 @@ func splitGroup(it string) (string, []string) {
 				return g, []string{rest}
 			}
 			var out []string
-			for _, n := range strings.Split(rest, ", ") {
+			for _, n := range strings.Split(rest, groupSep(g)) {
 				if n = strings.TrimSpace(n); n != "" {
 					out = append(out, n)
 				}

@@ -54,6 +54,15 @@ func (r *refStat) score() int {
 	return s
 }
 
+// latest is the last message that holds the reference.
+func (r *refStat) latest() int {
+	m := -1
+	for _, k := range r.lastMsg {
+		m = max(m, k)
+	}
+	return m
+}
+
 func (r *refStat) messages() int {
 	n := 0
 	for _, k := range r.msgs {
@@ -255,6 +264,7 @@ func (x *refIndex) paths() []*refStat {
 func merge(into, r *refStat) {
 	for i := range r.msgs {
 		into.msgs[i] += r.msgs[i]
+		into.lastMsg[i] = max(into.lastMsg[i], r.lastMsg[i])
 	}
 	into.ops |= r.ops
 	if r.op > into.op {

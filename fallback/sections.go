@@ -102,7 +102,7 @@ const (
 	maxShortKey     = 90  // an older action's key
 	maxShortOutcome = 120 // and its outcome
 	// fullActions is how many of the newest actions are shown in full.
-	fullActions = 12
+	fullActions = 8
 )
 
 // build extracts every section's candidates from the analysed window.
@@ -208,6 +208,9 @@ func (w *window) buildActions(d *draft) {
 					out = clip(out, maxShortOutcome)
 				}
 				text = clip(w.label(ev.call), maxShortKey) + " → " + out
+				if names, _ := testNames(ev.call.added); len(names) >= minTestNames {
+					text += "\n+ tests: " + clip(strings.Join(names, "; "), maxTestNamesChars)
+				}
 			}
 		}
 		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: i, order: i})
@@ -279,15 +282,68 @@ func (w *window) actionText(c *call) string {
 	b.WriteString(w.label(c))
 	b.WriteString(" → ")
 	b.WriteString(outcome(c))
-	shown := pickAdded(c.added, c.removed, maxAddedLines)
+	// Tests an edit adds are listed by name, on one line: their names say
+	// what the code must do.
+	names, rest := testNames(c.added)
+	if len(names) >= minTestNames {
+		b.WriteString("\n+ tests: ")
+		b.WriteString(clip(strings.Join(names, "; "), maxTestNamesChars))
+	} else {
+		rest = c.added
+	}
+	shown := pickAdded(rest, c.removed, maxAddedLines)
 	for _, l := range shown {
 		b.WriteString("\n+ ")
 		b.WriteString(clip(l, maxAddedChars))
 	}
-	if more := len(c.added) - len(shown); more > 0 {
+	if more := len(rest) - len(shown); more > 0 {
 		fmt.Fprintf(&b, "\n(+%d more added lines)", more)
 	}
 	return b.String()
+}
+
+// Test names an edit adds are listed together from this many on, up to
+// this many bytes.
+const (
+	minTestNames      = 3
+	maxTestNamesChars = 400
+)
+
+// testNames splits added lines into the names of the tests they declare
+// (it("…"), test("…"), describe blocks aside; def test_x; func TestX) and
+// the other lines.
+func testNames(added []string) (names, rest []string) {
+	for _, l := range added {
+		if n := testName(l); n != "" {
+			names = append(names, n)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	return names, rest
+}
+
+// testName returns the name of the test a line declares, or "".
+func testName(l string) string {
+	for _, p := range []string{"it(", "test(", "it.only(", "test.only(", "it.each", "specify("} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			rest = strings.TrimSpace(rest)
+			if rest == "" || !strings.ContainsRune("\"'`", rune(rest[0])) {
+				return ""
+			}
+			q := rest[0]
+			if end := strings.IndexByte(rest[1:], q); end >= 0 {
+				return rest[1 : 1+end]
+			}
+			return ""
+		}
+	}
+	for _, p := range []string{"def test", "async def test", "func Test", "fn test_"} {
+		if strings.HasPrefix(l, p) {
+			return declName(l[strings.LastIndexByte(p, ' ')+1:])
+		}
+	}
+	return ""
 }
 
 // outcome sums up a call's result in one line: the exit status where the
@@ -961,11 +1017,10 @@ func (w *window) indexRefs() *refIndex {
 		if c.msg >= 0 {
 			git := strings.HasPrefix(stripCD(c.key), "git ")
 			for _, f := range c.files {
-				op := f.op
 				if c.failed() {
-					op = opMention // a read or an edit that failed did nothing to the file
+					break // a read or an edit that failed did nothing (its error names the file)
 				}
-				x.touch(c.resolve(f.path), op, c.msg)
+				x.touch(c.resolve(f.path), f.op, c.msg)
 			}
 			if f, ok := c.readFile(); ok {
 				x.read(c.resolve(f), digestHead(c.res.text))
@@ -1066,6 +1121,13 @@ func gitContext(s string) bool {
 // they end), with what happened to it. Files that were changed rank
 // first, then read, then mentioned; among equals, the more often named.
 func buildFiles(d *draft, all []*refStat, root string) {
+	var digests []*digest
+	for _, r := range all {
+		if r.dig != nil {
+			digests = append(digests, r.dig)
+		}
+	}
+	common := commonImports(digests)
 	for _, r := range all {
 		touched := r.ops != 0
 		said := r.msgs[srcUser] + r.msgs[srcAgent] + r.msgs[srcThinking] + r.msgs[srcError]
@@ -1077,6 +1139,8 @@ func buildFiles(d *draft, all []*refStat, root string) {
 			}
 		case said == 0 && r.msgs[srcArgs] < 2 && r.msgs[srcResult] < 3:
 			continue
+		case said == 0 && r.msgs[srcArgs] == 0 && !hasExtension(r.text):
+			continue // "../types": an import in a file a tool printed
 		}
 		if truncatedBySpace(r, all) {
 			continue
@@ -1099,14 +1163,17 @@ func buildFiles(d *draft, all []*refStat, root string) {
 		if len(ops) > 0 {
 			b.WriteString(" (" + strings.Join(ops, ", ") + ")")
 		}
-		if dig := r.dig.render(); dig != "" {
+		if dig := r.dig.render(common); dig != "" {
 			b.WriteString(": " + dig)
 		}
-		rank := int(r.op)<<16 + min(r.score(), 1<<15)
+		// Changed files rank first, then read, then named; among equals,
+		// the more often named, then the more recently.
+		level := 2 * int(r.op)
 		if touched && r.op == opMention {
-			rank = 1<<15 + min(r.score(), 1<<14)
+			level = 1 // named by a call that failed or did not say what it did
 		}
-		// Rendered as ranked: changed files first, then read, then named.
+		rank := (level<<8+min(r.score(), 255))<<16 + min(max(r.latest(), 0), 1<<16-1)
+		// Rendered as ranked.
 		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rank, order: -rank<<32 + r.first})
 	}
 }
@@ -1144,6 +1211,7 @@ func (w *window) buildContext(d *draft, x *refIndex) {
 	if w.root != "" {
 		d.secs[secContext] = append(d.secs[secContext], entry{text: w.root, group: "Working directory", rank: 1 << 28})
 	}
+	w.buildCommands(d)
 	for _, r := range x.nameRefs() {
 		s := r.score()
 		var group string
@@ -1175,6 +1243,33 @@ func (w *window) buildContext(d *draft, x *refIndex) {
 			continue
 		}
 		d.secs[secContext] = append(d.secs[secContext], entry{text: r.text, group: group, rank: s<<16 - min(r.first, 1<<15), order: r.first})
+	}
+}
+
+// buildCommands keeps, under Critical context, the latest distinct
+// commands that ran the tests (whatever their result: they say how the
+// project is tested) and that installed packages (those that worked: the
+// environment has changed).
+func (w *window) buildCommands(d *draft) {
+	seen := map[string]bool{}
+	var n [cmdInstall + 1]int
+	for i := len(w.calls) - 1; i >= 0; i-- {
+		c := w.calls[i]
+		if !c.exec || c.msg < 0 {
+			continue
+		}
+		commandKinds(c.key, func(kind int, seg string) {
+			if kind == cmdInstall && c.failed() || seen[seg] || n[kind] >= maxKeptCommands {
+				return
+			}
+			seen[seg] = true
+			n[kind]++
+			group := "Tests"
+			if kind == cmdInstall {
+				group = "Installed"
+			}
+			d.secs[secContext] = append(d.secs[secContext], entry{text: clip(seg, maxKeyChars), group: group, rank: 1<<27 + i, order: i})
+		})
 	}
 }
 
