@@ -203,6 +203,7 @@ func (c *call) describe() {
 				c.target = patchFiles[0].path
 			}
 		}
+		c.lineEdit(cmd)
 	case path != "":
 		op := toolOp(lname, c.args)
 		c.key = path
@@ -260,6 +261,39 @@ func (c *call) describe() {
 			c.files = append(c.files, fileTouch{p, opMention})
 		}
 	}
+}
+
+// lineEdit reads SWE-agent's line editor command, "edit 12:14" followed by
+// the new lines and "end_of_edit": it edits the open file, which the
+// editor's answer names ("[File: /repo/x.py (40 lines total)]").
+func (c *call) lineEdit(cmd string) {
+	first, body, ok := strings.Cut(strings.TrimSpace(cmd), "\n")
+	if !ok || !lineRange(strings.TrimPrefix(first, "edit ")) || !strings.HasPrefix(first, "edit ") {
+		return
+	}
+	body, _, _ = strings.Cut(body, "end_of_edit")
+	c.mutates = true
+	for _, l := range strings.Split(body, "\n") {
+		if t := strings.TrimSpace(l); meaningfulCode(t) && !contains(c.added, t) {
+			c.added = append(c.added, t)
+		}
+	}
+	if c.res == nil {
+		return
+	}
+	if k := strings.Index(c.res.text, "[File: "); k >= 0 {
+		p := c.res.text[k+len("[File: "):]
+		if e := strings.Index(p, " ("); e > 0 && e < 1024 {
+			c.files = append(c.files, fileTouch{p[:e], opEdit})
+			c.target = p[:e]
+		}
+	}
+}
+
+// lineRange recognises "12:14" (and "12").
+func lineRange(s string) bool {
+	a, b, _ := strings.Cut(strings.TrimSpace(s), ":")
+	return allDigits(a) && (b == "" || allDigits(b))
 }
 
 // editorOp maps an editor tool's sub-command to what it does to the file.

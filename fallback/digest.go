@@ -40,7 +40,7 @@ func readDigest(path, content string) *digest {
 	if lang == langNone {
 		return d
 	}
-	numbered := numberedListing(content)
+	numbered := numberedLines(content)
 	var para []string // the comment paragraph being read
 	flush := func(lineNo int) {
 		if len(para) == 0 {
@@ -124,6 +124,29 @@ func languageOf(path string) int {
 		return langC
 	}
 	return langNone
+}
+
+// numberedLines reports file contents shown with line numbers: the first
+// line says so (numberedListing), or most of the first lines open with a
+// number ("12:", "  12→", "12\t") after a header such as SWE-agent's
+// "[File: …]".
+func numberedLines(content string) bool {
+	if numberedListing(content) {
+		return true
+	}
+	seen, numbered := 0, 0
+	for rest := content; rest != "" && seen < 6; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		seen++
+		if stripLineNumber(line) != line {
+			numbered++
+		}
+	}
+	return numbered >= 3
 }
 
 // stripLineNumber removes the line number a tool put before a line:

@@ -30,6 +30,22 @@ func unwrapResult(text string) (string, int, bool) {
 			}
 			return *env.Output, 0, false
 		}
+		// An envelope cut short (a pruned output): its output string as
+		// far as it goes, and the exit code if it survived.
+		if rest, ok := strings.CutPrefix(t, `{"output":"`); ok {
+			out := jsonStringPrefix(rest)
+			if k := strings.LastIndex(t, `"exit_code":`); k >= 0 {
+				digits := strings.TrimLeft(t[k+len(`"exit_code":`):], " ")
+				n := 0
+				for n < len(digits) && (digits[n] >= '0' && digits[n] <= '9' || n == 0 && digits[n] == '-') {
+					n++
+				}
+				if code, err := strconv.Atoi(digits[:n]); err == nil {
+					return out, code, true
+				}
+			}
+			return out, 0, false
+		}
 	}
 	if strings.HasPrefix(t, "<returncode>") {
 		end := strings.Index(t, "</returncode>")
@@ -72,6 +88,48 @@ func unwrapResult(text string) (string, int, bool) {
 		}
 	}
 	return text, 0, false
+}
+
+// jsonStringPrefix decodes the body of a JSON string up to its closing
+// quote or the end of s, whichever comes first; a broken escape ends it.
+func jsonStringPrefix(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			return b.String()
+		case c != '\\':
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 >= len(s) {
+			break
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b', 'f':
+		case 'u':
+			if i+4 < len(s) {
+				if n, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
+					b.WriteRune(rune(n))
+					i += 4
+					continue
+				}
+			}
+			return b.String()
+		default: // \" \\ \/
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 // stripTag removes <tag>…</tag> around s, and mini-swe-agent's elision
@@ -388,6 +446,12 @@ func locationLine(t string) bool {
 // noError recognises lines that report the absence of errors: "Error:
 // (none)", "errors: 0", "0 failed", "no errors".
 func noError(l string) bool {
+	// "✔ No ESLint warnings or errors", "no problems found"
+	if t := strings.TrimLeft(l, "✔✓√*-=[]() \t"); strings.HasPrefix(t, "no ") && len(t) < 80 &&
+		!strings.Contains(t, "such file") && !strings.Contains(t, "module named") && !strings.Contains(t, "found:") &&
+		(strings.Contains(t, "error") || strings.Contains(t, "warning") || strings.Contains(t, "problem") || strings.Contains(t, "issue")) {
+		return true
+	}
 	for _, p := range []string{"error:", "errors:", "stderr:", "failed:", "failures:"} {
 		if rest, ok := strings.CutPrefix(l, p); ok {
 			switch strings.TrimSpace(rest) {

@@ -379,15 +379,17 @@ func outcome(c *call) string {
 	case c.search() && !c.failed():
 		// What a search found is its outcome: the count and the hit that
 		// tells most (a definition), else the first.
-		hit, files := bestHit(r.text)
+		hit, hits, files := bestHit(r.text)
 		hit = clip(hit, maxHitChars)
 		switch {
-		case lines == 1:
+		case hits == 0:
+			parts = append(parts, strconv.Itoa(lines)+" lines")
+		case hits == 1:
 			parts = append(parts, "1 hit: "+hit)
 		case files > 1:
-			parts = append(parts, strconv.Itoa(lines)+" hits in "+strconv.Itoa(files)+" files: "+hit)
+			parts = append(parts, strconv.Itoa(hits)+" hits in "+strconv.Itoa(files)+" files: "+hit)
 		default:
-			parts = append(parts, strconv.Itoa(lines)+" hits: "+hit)
+			parts = append(parts, strconv.Itoa(hits)+" hits: "+hit)
 		}
 	case (c.listing() || numberedListing(r.text)) && !c.failed():
 		parts = append(parts, strconv.Itoa(lines)+" lines")
@@ -408,16 +410,20 @@ func outcome(c *call) string {
 // usually after), else the first meaningful line, with the space around
 // its text trimmed. files counts the files the hits are in, when the
 // hits name them.
-func bestHit(out string) (hit string, files int) {
+func bestHit(out string) (hit string, hits, files int) {
 	seen := map[string]bool{}
 	first, decl := "", ""
 	n := 0
-	for rest := out; rest != "" && n < maxHitLines; n++ {
+	for rest := out; rest != ""; n++ {
 		var l string
 		l, rest, _ = strings.Cut(rest, "\n")
 		t := strings.TrimSpace(l)
-		if t == "" {
-			continue
+		if t == "" || t == "--" || strings.HasSuffix(t, ":") && strings.Contains(t, " ") {
+			continue // group separators and headers ("Found 3 matches for …:")
+		}
+		hits++
+		if n >= maxHitLines {
+			continue // counted, not read
 		}
 		path, text := splitHit(t)
 		if path != "" && !seen[path] {
@@ -435,9 +441,9 @@ func bestHit(out string) (hit string, files int) {
 		}
 	}
 	if decl != "" {
-		return decl, len(seen)
+		return decl, hits, len(seen)
 	}
-	return first, len(seen)
+	return first, hits, len(seen)
 }
 
 // maxHitLines bounds the lines of a search's output read for its best hit.
@@ -520,7 +526,7 @@ func (c *call) search() bool {
 		return false
 	}
 	switch baseName(words[0]) {
-	case "grep", "rg", "ag", "find", "fd", "ack":
+	case "grep", "rg", "ag", "find", "fd", "ack", "search_dir", "search_file", "find_file":
 		return true
 	case "git":
 		return len(words) > 1 && words[1] == "grep"
@@ -549,7 +555,9 @@ func (c *call) listing() bool {
 		return false
 	}
 	switch baseName(words[0]) {
-	case "cat", "head", "tail", "less", "more", "nl", "grep", "rg", "ag", "find", "ls", "tree", "fd", "wc", "diff":
+	case "cat", "head", "tail", "less", "more", "nl", "grep", "rg", "ag", "find", "ls", "tree", "fd", "wc", "diff",
+		// SWE-agent's file viewer and search commands
+		"open", "goto", "scroll_up", "scroll_down", "search_dir", "search_file", "find_file":
 		return true
 	case "sed":
 		return !contains(words, "-i")
