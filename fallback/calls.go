@@ -65,6 +65,9 @@ type call struct {
 	// errs caches errors(): the result's lines that report a failure.
 	errs     []errLine
 	errsDone bool
+	// words caches commandWords.
+	words     []string
+	wordsDone bool
 }
 
 // result is a tool's answer to one call.
@@ -97,8 +100,8 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 	if len(raw) == 0 {
 		return nil, ""
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	v, err := decodeJSON(string(raw))
+	if err != nil {
 		return nil, string(raw)
 	}
 	switch x := v.(type) {
@@ -106,9 +109,12 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 		return x, ""
 	case string:
 		// Some formats double-encode arguments.
-		var m map[string]any
-		if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &m) == nil {
-			return m, ""
+		if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") {
+			if m, err := decodeJSON(t); err == nil {
+				if m, ok := m.(map[string]any); ok {
+					return m, ""
+				}
+			}
 		}
 		return nil, x
 	case nil:

@@ -334,13 +334,18 @@ func (d *digest) proseLine(t string) {
 	})
 }
 
-// declaration keywords, after modifiers.
-var declKeywords = []string{"function* ", "function ", "class ", "interface ", "type ", "enum ", "struct ", "trait ",
-	"impl ", "fn ", "def ", "func ", "const ", "let ", "var ", "module ", "object ", "record ", "actor ", "primitive ",
-	"fun ", "protocol ", "extension ", "union ", "namespace "}
+// declKeywords open a declaration, after modifiers; value declarations
+// (const, let, var, type) are kept only at the top level or exported.
+var declKeywords = map[string]bool{"function": false, "function*": false, "class": false, "interface": false,
+	"type": true, "enum": false, "struct": false, "trait": false, "impl": false, "fn": false, "def": false, "func": false,
+	"const": true, "let": true, "var": true, "module": false, "object": false, "record": false, "actor": false,
+	"primitive": false, "fun": false, "protocol": false, "extension": false, "union": false, "namespace": false}
 
-var declModifiers = []string{"export default ", "export ", "pub(crate) ", "pub ", "public ", "private ", "protected ",
-	"internal ", "static ", "async ", "abstract ", "final ", "open ", "declare ", "sealed ", "data ", "unsafe ", "extern ", "override "}
+// declModifiers may precede a declaration keyword; the true ones export.
+var declModifiers = map[string]bool{"export": true, "default": false, "pub": true, "pub(crate)": true, "public": false,
+	"private": false, "protected": false, "internal": false, "static": false, "async": false, "abstract": false,
+	"final": false, "open": false, "declare": false, "sealed": false, "data": false, "unsafe": false, "extern": false,
+	"override": false}
 
 // codeLine reads a line of code for what the file declares, imports and
 // reads from the environment.
@@ -348,7 +353,7 @@ func (d *digest) codeLine(line, t string, lang int) {
 	if strings.HasPrefix(t, "import ") || strings.HasPrefix(t, "from ") || strings.Contains(t, "require(") {
 		d.importLine(t)
 	}
-	if strings.Contains(t, "env") || strings.Contains(t, "ENV") {
+	if mentionsEnv(t) {
 		d.envNames(t)
 	}
 	indent := len(line) - len(strings.TrimLeft(line, " \t"))
@@ -357,44 +362,52 @@ func (d *digest) codeLine(line, t string, lang int) {
 	}
 	rest := t
 	exported := false
-	for changed := true; changed; {
-		changed = false
-		for _, m := range declModifiers {
-			if strings.HasPrefix(rest, m) {
-				rest, changed = rest[len(m):], true
-				exported = exported || strings.HasPrefix(m, "export") || strings.HasPrefix(m, "pub")
-			}
+	word, after, ok := strings.Cut(rest, " ")
+	for ok {
+		exports, modifier := declModifiers[word]
+		if !modifier {
+			break
 		}
+		exported = exported || exports
+		rest = after
+		word, after, ok = strings.Cut(rest, " ")
 	}
-	for _, k := range declKeywords {
-		if !strings.HasPrefix(rest, k) {
-			continue
-		}
-		value := k == "const " || k == "let " || k == "var " || k == "type "
-		if value && indent > 0 && !exported {
-			return // a local variable
-		}
-		name := declName(rest[len(k):])
-		if name == "" {
-			return
-		}
-		if value && len(t) <= maxDeclLine && strings.HasSuffix(t, ";") && strings.Contains(t, "=") && !strings.Contains(t, "=>") {
-			name = t // a one-line declaration says it all
-		}
-		if contains(d.defs, name) {
-			return
-		}
-		if exported || isUpper(name[0]) && lang == langC && strings.HasPrefix(rest, "func ") {
-			// What the file exports goes before its private names.
-			d.defs = append(d.defs, "")
-			copy(d.defs[d.exported+1:], d.defs[d.exported:])
-			d.defs[d.exported] = name
-			d.exported++
-			return
-		}
-		d.defs = append(d.defs, name)
+	value, keyword := declKeywords[word]
+	if !ok || !keyword {
 		return
 	}
+	if value && indent > 0 && !exported {
+		return // a local variable
+	}
+	name := declName(after)
+	if name == "" {
+		return
+	}
+	if value && len(t) <= maxDeclLine && strings.HasSuffix(t, ";") && strings.Contains(t, "=") && !strings.Contains(t, "=>") {
+		name = t // a one-line declaration says it all
+	}
+	if contains(d.defs, name) {
+		return
+	}
+	if exported || isUpper(name[0]) && lang == langC && word == "func" {
+		// What the file exports goes before its private names.
+		d.defs = append(d.defs, "")
+		copy(d.defs[d.exported+1:], d.defs[d.exported:])
+		d.defs[d.exported] = name
+		d.exported++
+		return
+	}
+	d.defs = append(d.defs, name)
+}
+
+// mentionsEnv reports a line holding "env" or "ENV".
+func mentionsEnv(t string) bool {
+	for i := 0; i+2 < len(t); i++ {
+		if t[i] == 'e' && t[i+1] == 'n' && t[i+2] == 'v' || t[i] == 'E' && t[i+1] == 'N' && t[i+2] == 'V' {
+			return true
+		}
+	}
+	return false
 }
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }

@@ -72,6 +72,15 @@ func newMatcher(fold bool, phrases map[string]uint32) *matcher {
 			queue = append(queue, t)
 		}
 	}
+	if fold {
+		// Upper-case bytes go where their lower case goes, so matching
+		// needs no folding of its own.
+		for s := range m.next {
+			for c := 'A'; c <= 'Z'; c++ {
+				m.next[s][c] = m.next[s][c+'a'-'A']
+			}
+		}
+	}
 	return m
 }
 
@@ -87,7 +96,7 @@ func (m *matcher) tags(s string) uint32 {
 	var t uint32
 	state := uint16(0)
 	for i := 0; i < len(s); i++ {
-		state = m.next[state][m.foldByte(s[i])]
+		state = m.next[state][s[i]]
 		t |= m.out[state]
 	}
 	return t
@@ -98,7 +107,7 @@ func (m *matcher) tags(s string) uint32 {
 func (m *matcher) each(s string, fn func(end int, tags uint32)) {
 	state := uint16(0)
 	for i := 0; i < len(s); i++ {
-		state = m.next[state][m.foldByte(s[i])]
+		state = m.next[state][s[i]]
 		if t := m.out[state]; t != 0 {
 			fn(i+1, t)
 		}

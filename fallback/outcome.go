@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // unwrapResult removes the envelopes agents put around a command's output
@@ -13,7 +15,18 @@ import (
 // trailing "exit code N" notes (OpenHands, Codex's text form).
 func unwrapResult(text string) (string, int, bool) {
 	t := strings.TrimSpace(text)
-	if strings.HasPrefix(t, `{"output"`) || strings.HasPrefix(t, `{"exit_code"`) || strings.HasPrefix(t, `{"metadata"`) {
+	if rest, ok := strings.CutPrefix(t, `{"output":"`); ok {
+		// Codex's envelope, read by hand: the output comes first, and
+		// decoding it with encoding/json costs more than the rest of the
+		// window's reading. An envelope cut short (a pruned output) gives
+		// its output as far as it goes.
+		out, n := jsonString(rest)
+		if code, ok := exitCodeField(rest[n:]); ok {
+			return out, code, true
+		}
+		return out, 0, false
+	}
+	if strings.HasPrefix(t, `{"exit_code"`) || strings.HasPrefix(t, `{"metadata"`) {
 		var env struct {
 			Output   *string `json:"output"`
 			ExitCode *int    `json:"exit_code"`
@@ -29,22 +42,6 @@ func unwrapResult(text string) (string, int, bool) {
 				return *env.Output, *env.ExitCode, true
 			}
 			return *env.Output, 0, false
-		}
-		// An envelope cut short (a pruned output): its output string as
-		// far as it goes, and the exit code if it survived.
-		if rest, ok := strings.CutPrefix(t, `{"output":"`); ok {
-			out := jsonStringPrefix(rest)
-			if k := strings.LastIndex(t, `"exit_code":`); k >= 0 {
-				digits := strings.TrimLeft(t[k+len(`"exit_code":`):], " ")
-				n := 0
-				for n < len(digits) && (digits[n] >= '0' && digits[n] <= '9' || n == 0 && digits[n] == '-') {
-					n++
-				}
-				if code, err := strconv.Atoi(digits[:n]); err == nil {
-					return out, code, true
-				}
-			}
-			return out, 0, false
 		}
 	}
 	if strings.HasPrefix(t, "<returncode>") {
@@ -90,22 +87,32 @@ func unwrapResult(text string) (string, int, bool) {
 	return text, 0, false
 }
 
-// jsonStringPrefix decodes the body of a JSON string up to its closing
-// quote or the end of s, whichever comes first; a broken escape ends it.
-func jsonStringPrefix(s string) string {
+// jsonString decodes the body of a JSON string (s starts after its opening
+// quote) up to its closing quote or the end of s, whichever comes first,
+// and returns it with the number of bytes of s read (the closing quote
+// included). A broken escape ends it.
+func jsonString(s string) (string, int) {
+	i := 0
+	for i < len(s) && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	if i == len(s) || s[i] == '"' {
+		return s[:i], min(i+1, len(s)) // no escapes: the body as it is
+	}
 	var b strings.Builder
 	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '"':
-			return b.String()
+			return b.String(), i + 1
 		case c != '\\':
 			b.WriteByte(c)
 			continue
 		}
 		if i+1 >= len(s) {
-			break
+			return b.String(), len(s)
 		}
 		i++
 		switch s[i] {
@@ -117,19 +124,55 @@ func jsonStringPrefix(s string) string {
 			b.WriteByte('\r')
 		case 'b', 'f':
 		case 'u':
-			if i+4 < len(s) {
-				if n, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
-					b.WriteRune(rune(n))
-					i += 4
-					continue
-				}
+			r, n := jsonRune(s[i+1:])
+			if n == 0 {
+				return b.String(), i
 			}
-			return b.String()
+			b.WriteRune(r)
+			i += n
 		default: // \" \\ \/
 			b.WriteByte(s[i])
 		}
 	}
-	return b.String()
+	return b.String(), len(s)
+}
+
+// jsonRune decodes the hex digits of a \u escape (s starts after the u),
+// joining a UTF-16 surrogate pair, and returns the rune and how many bytes
+// it read (0 when the escape is broken).
+func jsonRune(s string) (rune, int) {
+	if len(s) < 4 {
+		return 0, 0
+	}
+	n, err := strconv.ParseUint(s[:4], 16, 32)
+	if err != nil {
+		return 0, 0
+	}
+	r := rune(n)
+	if utf16.IsSurrogate(r) && len(s) >= 10 && s[4] == '\\' && s[5] == 'u' {
+		if m, err := strconv.ParseUint(s[6:10], 16, 32); err == nil {
+			if pair := utf16.DecodeRune(r, rune(m)); pair != utf8.RuneError {
+				return pair, 10
+			}
+		}
+	}
+	return r, 4
+}
+
+// exitCodeField finds "exit_code": N in what follows a Codex envelope's
+// output.
+func exitCodeField(s string) (int, bool) {
+	k := strings.Index(s, `"exit_code":`)
+	if k < 0 {
+		return 0, false
+	}
+	digits := strings.TrimLeft(s[k+len(`"exit_code":`):], " ")
+	n := 0
+	for n < len(digits) && (digits[n] >= '0' && digits[n] <= '9' || n == 0 && digits[n] == '-') {
+		n++
+	}
+	code, err := strconv.Atoi(digits[:n])
+	return code, err == nil
 }
 
 // stripTag removes <tag>…</tag> around s, and mini-swe-agent's elision
@@ -295,14 +338,17 @@ func errorLines(out string, brief bool) []errLine {
 // or compiler diagnostic.
 func errorScore(t string) int {
 	tags := failMatcher.tags(t)
-	lp := asciiLower(t[:min(len(t), 40)])
-	exc := exceptionLine(t)
-	strong := strings.HasPrefix(lp, "error") || strings.HasPrefix(lp, "fatal") || strings.HasPrefix(lp, "panic:")
-	traceback := strings.HasPrefix(lp, "traceback (most recent call last)")
 	failEnd := len(t) >= 4 && strings.EqualFold(t[len(t)-4:], "fail")
-	if tags == 0 && !exc && !strong && !traceback && !failEnd {
+	panicked := hasPrefixFold(t, "panic:")
+	// "error" and "traceback" are failure words, so a line that opens with
+	// them has tags; an exception name without one ("SystemExit: 1") is
+	// looked for only in untagged lines.
+	exc := tags != 0 && exceptionLine(t) || tags == 0 && !failEnd && !panicked && exceptionLine(t)
+	if tags == 0 && !exc && !panicked && !failEnd {
 		return 0 // most lines: one pass over the bytes decides
 	}
+	strong := hasPrefixFold(t, "error") || hasPrefixFold(t, "fatal") || panicked
+	traceback := hasPrefixFold(t, "traceback (most recent call last)")
 	if noError(asciiLower(t)) {
 		return 0
 	}

@@ -278,9 +278,8 @@ func scoreSentence(s string, cues int) int {
 	if len(s) < 20 {
 		return 0
 	}
-	l := asciiLower(s[:min(len(s), 24)]) // enough for the openings checked below
 	score := 0
-	isFinding := cues&finding != 0 || strings.HasPrefix(l, "so ") || strings.HasPrefix(l, "this is because")
+	isFinding := cues&finding != 0 || hasPrefixFold(s, "so ") || hasPrefixFold(s, "this is because")
 	if isFinding {
 		score += 3
 	}
@@ -293,19 +292,13 @@ func scoreSentence(s string, cues int) int {
 	if strings.Count(s, "`") >= 2 {
 		score += 2
 	}
-	if strings.ContainsAny(s, "\"“”") {
+	if quoted(s) {
 		score++
 	}
 	if shouting(s) {
 		score++
 	}
-	narration := false
-	for _, c := range narrationStarts {
-		if strings.HasPrefix(l, c) {
-			narration = true
-			break
-		}
-	}
+	narration := hasPrefixFoldAny(s, narrationStarts)
 	// What the agent concluded outweighs what it means to do next: the
 	// actions that followed say what it did.
 	switch opening(s) {
@@ -315,7 +308,7 @@ func scoreSentence(s string, cues int) int {
 		score--
 	}
 	switch {
-	case narration && strings.HasSuffix(s, ":") && strings.HasPrefix(l, "now let") || strings.HasPrefix(l, "let me") && strings.HasSuffix(s, ":"):
+	case narration && strings.HasSuffix(s, ":") && hasPrefixFold(s, "now let") || hasPrefixFold(s, "let me") && strings.HasSuffix(s, ":"):
 		return 0 // "Now let me run the tests:": the call says it all
 	case !isFinding:
 		if narration {
@@ -328,7 +321,7 @@ func scoreSentence(s string, cues int) int {
 	if strings.HasSuffix(s, "?") {
 		score -= 2 // a question is not a decision
 	}
-	if cues&speculative != 0 || strings.HasPrefix(l, "if ") || strings.HasPrefix(l, "wait") {
+	if cues&speculative != 0 || hasPrefixFold(s, "if ") || hasPrefixFold(s, "wait") {
 		score--
 	}
 	if len(s) > 400 {
@@ -366,23 +359,23 @@ var discourseStarts = []string{"now, ", "now ", "then, ", "then ", "next, ", "ne
 // …", "This means …"), an intent ("Now we need to …", "Let's …"), or
 // anything else.
 func opening(s string) int {
-	l := asciiLower(s[:min(len(s), 40)])
+	l := s
 	for stripped := true; stripped; {
 		stripped = false
 		for _, d := range discourseStarts {
-			if strings.HasPrefix(l, d) {
+			if hasPrefixFold(l, d) {
 				l, stripped = l[len(d):], true
 				break
 			}
 		}
-		if rest, ok := strings.CutPrefix(l, "so "); ok && hasPrefixAny(rest, intentStarts) {
-			l, stripped = rest, true // "So we need to …" is an intent
+		if hasPrefixFold(l, "so ") && hasPrefixFoldAny(l[3:], intentStarts) {
+			l, stripped = l[3:], true // "So we need to …" is an intent
 		}
 	}
 	switch {
-	case hasPrefixAny(l, intentStarts):
+	case hasPrefixFoldAny(l, intentStarts):
 		return openIntent
-	case hasPrefixAny(l, conclusionStarts):
+	case hasPrefixFoldAny(l, conclusionStarts):
 		return openConclusion
 	}
 	return openOther
@@ -395,6 +388,45 @@ func hasPrefixAny(s string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// hasPrefixFold reports whether s starts with prefix, ignoring ASCII case;
+// prefix is in lower case. Unlike a lowered copy, it allocates nothing.
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPrefixFoldAny(s string, prefixes []string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	if c >= 'A' && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	for _, p := range prefixes {
+		if p[0] == c && hasPrefixFold(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoted reports a sentence holding a quotation mark, straight or curly.
+func quoted(s string) bool {
+	return strings.IndexByte(s, '"') >= 0 || strings.Contains(s, "“") || strings.Contains(s, "”")
 }
 
 var speculation = []string{"maybe", "perhaps", "might ", "possibly", "i think", "probably", "let me think", "hmm", "i wonder", "not sure"}
@@ -434,6 +466,15 @@ var ruleCues = []string{"don't", "don’t", "do not", "never", "must", "always",
 	"make sure", "avoid", "without", "no need", "not the", "rather", "prefer", "please don", "stop ", "keep ",
 	"no more", "no longer", "not use", "not to", "shouldn't", "can't", "cannot", "mustn't", "wrong", "not what"}
 
+// ruleMatcher finds rule cues in one pass, ignoring ASCII case.
+var ruleMatcher = func() *matcher {
+	phrases := map[string]uint32{}
+	for _, c := range ruleCues {
+		phrases[c] = 1
+	}
+	return newMatcher(true, phrases)
+}()
+
 // revisionStarts open a message that corrects an earlier ask.
 var revisionStarts = []string{"no,", "no ", "not ", "actually", "instead", "wait", "rather", "never mind", "nevermind",
 	"scratch that", "change ", "hmm", "that's not", "thats not", "that is not", "undo", "revert", "stop"}
@@ -444,19 +485,16 @@ var revisionStarts = []string{"no,", "no ", "not ", "actually", "instead", "wait
 // word.
 func constraintSentences(ask string) []string {
 	ask = strings.TrimSpace(ask)
-	l := strings.ToLower(ask)
-	for _, r := range revisionStarts {
-		if strings.HasPrefix(l, r) {
-			return []string{ask}
-		}
+	if hasPrefixFoldAny(ask, revisionStarts) {
+		return []string{ask}
 	}
-	if !hasAny(l, ruleCues) {
+	if ruleMatcher.tags(ask) == 0 {
 		return nil
 	}
 	var all, rules []string
 	sentences(ask, func(_ int, s string) {
 		all = append(all, s)
-		if hasAny(strings.ToLower(s), ruleCues) {
+		if ruleMatcher.tags(s) != 0 {
 			rules = append(rules, s)
 		}
 	})

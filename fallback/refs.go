@@ -116,8 +116,15 @@ func (x *refIndex) see(r ref, msg int, src source) *refStat {
 	return st
 }
 
-// scan records every reference in text.
+// scan records every reference in text; git says whether the text talks
+// about git, so that hex ids in it are likely commits.
 func (x *refIndex) scan(text string, msg int, src source, git bool) {
+	x.scanGit(text, msg, src, func() bool { return git })
+}
+
+// scanGit is scan with git worked out only if the text holds a hex id.
+func (x *refIndex) scanGit(text string, msg int, src source, git func() bool) {
+	known, isGit := false, false
 	scanRefs(text, func(r ref) {
 		if r.kind == refPath {
 			if r.text = cleanPath(r.text); r.text == "" {
@@ -125,8 +132,11 @@ func (x *refIndex) scan(text string, msg int, src source, git bool) {
 			}
 		}
 		st := x.see(r, msg, src)
-		if git {
-			st.git = true
+		if r.kind == refSHA {
+			if !known {
+				known, isGit = true, git()
+			}
+			st.git = st.git || isGit
 		}
 	})
 }

@@ -59,6 +59,29 @@ var coarseDelim = func() (t [256]bool) {
 
 func isCoarseDelim(c byte) bool { return coarseDelim[c] }
 
+// byteSet is a set of bytes, for one-pass membership tests.
+type byteSet [256]bool
+
+func newByteSet(chars string) (b byteSet) {
+	for i := 0; i < len(chars); i++ {
+		b[chars[i]] = true
+	}
+	return b
+}
+
+// any reports whether s holds a byte of the set.
+func (b *byteSet) any(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// pathByte holds the bytes one of which every path has.
+var pathByte = newByteSet(`/\.~`)
+
 // scanCoarse classifies one whitespace-delimited token, splitting it
 // further where it is not a URL.
 func scanCoarse(t string, fn func(ref)) {
@@ -137,9 +160,11 @@ func classify(t string, fn func(ref)) {
 	if strings.HasPrefix(t, "@") && !isScopedPackage(t) {
 		t = t[1:] // an @-mention of a file (Claude Code, curl -F file=@x)
 	}
-	if p, line, ok := pathRef(t); ok {
-		fn(ref{kind: refPath, text: p, line: line})
-		return
+	if pathByte.any(t) { // every path holds one of / \ . ~
+		if p, line, ok := pathRef(t); ok {
+			fn(ref{kind: refPath, text: p, line: line})
+			return
+		}
 	}
 	if isScopedPackage(t) {
 		fn(ref{kind: refIdent, text: t})

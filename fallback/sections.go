@@ -491,8 +491,8 @@ func (c *call) failed() bool {
 
 // htmlPage recognises a fetched web page.
 func htmlPage(s string) bool {
-	t := strings.ToLower(strings.TrimLeft(s, " \t\r\n"))
-	return strings.HasPrefix(t, "<!doctype html") || strings.HasPrefix(t, "<html")
+	t := strings.TrimLeft(s, " \t\r\n")
+	return hasPrefixFold(t, "<!doctype html") || hasPrefixFold(t, "<html")
 }
 
 // numberedListing recognises file contents shown with line numbers
@@ -518,10 +518,7 @@ func (c *call) search() bool {
 		l := strings.ToLower(c.name)
 		return strings.Contains(l, "grep") || strings.Contains(l, "glob") || strings.Contains(l, "search") || strings.Contains(l, "find")
 	}
-	words := shellWords(firstSegment(stripCD(c.key)))
-	for len(words) > 0 && strings.Contains(words[0], "=") {
-		words = words[1:]
-	}
+	words := c.commandWords()
 	if len(words) == 0 {
 		return false
 	}
@@ -547,10 +544,7 @@ func (c *call) listing() bool {
 		return strings.Contains(l, "grep") || strings.Contains(l, "glob") || strings.Contains(l, "search") ||
 			strings.Contains(l, "find") || strings.Contains(l, "list") || c.key != "" && strings.HasPrefix(c.key, "view ")
 	}
-	words := shellWords(firstSegment(stripCD(c.key)))
-	for len(words) > 0 && strings.Contains(words[0], "=") {
-		words = words[1:]
-	}
+	words := c.commandWords()
 	if len(words) == 0 {
 		return false
 	}
@@ -565,6 +559,19 @@ func (c *call) listing() bool {
 		return len(words) > 1 && (words[1] == "show" || words[1] == "diff" || words[1] == "log" || words[1] == "grep" || words[1] == "blame")
 	}
 	return false
+}
+
+// commandWords returns the words of a command call's first simple
+// command, without a leading cd or variable assignments, worked out once.
+func (c *call) commandWords() []string {
+	if !c.wordsDone {
+		words := shellWords(firstSegment(stripCD(c.key)))
+		for len(words) > 0 && strings.Contains(words[0], "=") {
+			words = words[1:]
+		}
+		c.words, c.wordsDone = words, true
+	}
+	return c.words
 }
 
 func firstSegment(cmd string) string {
@@ -1008,15 +1015,15 @@ func (w *window) indexRefs() *refIndex {
 		for _, p := range m.Parts {
 			switch {
 			case p.Type == compact.PartText && m.Role == compact.RoleAssistant:
-				x.scan(p.Text, i, srcAgent, gitContext(p.Text))
+				x.scanGit(p.Text, i, srcAgent, func() bool { return gitContext(p.Text) })
 				codeSpans(p.Text, func(s string) { x.span(s, i) })
 			case p.Type == compact.PartThinking:
-				x.scan(p.Text, i, srcThinking, gitContext(p.Text))
+				x.scanGit(p.Text, i, srcThinking, func() bool { return gitContext(p.Text) })
 			}
 		}
 	}
 	for _, a := range w.asks {
-		x.scan(a.text, a.msg, srcUser, gitContext(a.text))
+		x.scanGit(a.text, a.msg, srcUser, func() bool { return gitContext(a.text) })
 	}
 	for _, ide := range w.ideContext {
 		x.scan(ide, -2, srcUser, false) // the person's active file and open tabs
@@ -1119,10 +1126,13 @@ func (x *refIndex) span(s string, msg int) {
 	st.span = true
 }
 
+// gitContext reports text that talks about git: hex ids in it are likely
+// commits.
 func gitContext(s string) bool {
-	l := strings.ToLower(s)
-	return strings.Contains(l, "commit") || strings.Contains(l, "git ") || strings.Contains(l, "sha")
+	return gitMatcher.tags(s) != 0
 }
+
+var gitMatcher = newMatcher(true, map[string]uint32{"commit": 1, "git ": 1, "sha": 1})
 
 // buildFiles lists the paths calls touched and the paths people and the
 // agent named, each once (relative paths folded into the absolute path
