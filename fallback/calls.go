@@ -670,12 +670,14 @@ func splitSegments(line string) []string {
 	return append(segs, line[start:])
 }
 
-// shellWords splits a simple command into words, honouring quotes.
+// shellWords splits a simple command into words, honouring quotes. A
+// word without quotes is a piece of s, not a copy.
 func shellWords(s string) []string {
 	var words []string
 	var cur strings.Builder
 	var quote byte
-	inWord := false
+	start := -1     // where the current word starts
+	copied := false // the word had quotes, so it is built in cur
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -686,20 +688,39 @@ func shellWords(s string) []string {
 				cur.WriteByte(c)
 			}
 		case c == '\'' || c == '"':
-			quote, inWord = c, true
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, cur.String())
+			if start < 0 {
+				start = i
+			}
+			if !copied {
 				cur.Reset()
-				inWord = false
+				cur.WriteString(s[start:i])
+				copied = true
+			}
+			quote = c
+		case c == ' ' || c == '\t':
+			if start >= 0 {
+				if copied {
+					words = append(words, cur.String())
+				} else {
+					words = append(words, s[start:i])
+				}
+				start, copied = -1, false
 			}
 		default:
-			cur.WriteByte(c)
-			inWord = true
+			if start < 0 {
+				start = i
+			}
+			if copied {
+				cur.WriteByte(c)
+			}
 		}
 	}
-	if inWord {
-		words = append(words, cur.String())
+	if start >= 0 {
+		if copied {
+			words = append(words, cur.String())
+		} else {
+			words = append(words, s[start:])
+		}
 	}
 	return words
 }

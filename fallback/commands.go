@@ -19,6 +19,9 @@ const maxKeptCommands = 4
 // install packages, each with its kind, as written (without redirections).
 // Heredoc bodies are skipped.
 func commandKinds(cmd string, fn func(kind int, segment string)) {
+	if commandWordMatcher.tags(cmd) == 0 {
+		return // most commands: no word of a test or an install in them
+	}
 	lines := strings.Split(stripCD(cmd), "\n")
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
@@ -39,6 +42,17 @@ func commandKinds(cmd string, fn func(kind int, segment string)) {
 		}
 	}
 }
+
+// commandWordMatcher finds the words without which segmentKind finds
+// nothing: a cheap first look at every command.
+var commandWordMatcher = newMatcher(true, func() map[string]uint32 {
+	m := map[string]uint32{}
+	for _, w := range []string{"test", "install", "add", "get", "tox", "nox", "jest", "mocha", "rspec", "phpunit",
+		"bats", "ava", "karma", "trial", "check", "verify", " i", " ci", "-s", "sync", "pytest", "nose", "run"} {
+		m[w] = 1
+	}
+	return m
+}())
 
 // dropRedirections removes "2>&1", ">/dev/null" and the like from a
 // command segment and trims it.

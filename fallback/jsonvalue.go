@@ -180,6 +180,7 @@ func (p *jsonParser) str() (any, bool) {
 // escaped reads the rest of a string holding escapes, from start.
 func (p *jsonParser) escaped(start int) (any, bool) {
 	var b strings.Builder
+	b.Grow(p.i - start + 64)
 	b.WriteString(p.s[start:p.i])
 	for p.i < len(p.s) {
 		c := p.s[p.i]
@@ -194,8 +195,13 @@ func (p *jsonParser) escaped(start int) (any, bool) {
 		case c < 0x20:
 			return nil, false
 		case c != '\\':
-			b.WriteByte(c)
-			p.i++
+			// Copy the run up to the next quote, escape or control byte.
+			j := p.i + 1
+			for j < len(p.s) && p.s[j] != '"' && p.s[j] != '\\' && p.s[j] >= 0x20 {
+				j++
+			}
+			b.WriteString(p.s[p.i:j])
+			p.i = j
 			continue
 		}
 		if p.i+1 >= len(p.s) {

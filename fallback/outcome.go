@@ -108,7 +108,12 @@ func jsonString(s string) (string, int) {
 		case c == '"':
 			return b.String(), i + 1
 		case c != '\\':
-			b.WriteByte(c)
+			j := i + 1
+			for j < len(s) && s[j] != '"' && s[j] != '\\' {
+				j++
+			}
+			b.WriteString(s[i:j])
+			i = j - 1
 			continue
 		}
 		if i+1 >= len(s) {

@@ -38,6 +38,8 @@ type refStat struct {
 	span    bool     // written as `code` by the agent
 	git     bool     // a hex id seen next to git, commit or sha
 	dig     *digest  // what reads of the file showed of its contents
+	// digested counts the bytes of reads dig was made from.
+	digested int
 }
 
 // score ranks a reference: the weighted count of messages naming it, each
@@ -160,17 +162,25 @@ func (x *refIndex) read(path, content string) {
 	if path == "" {
 		return
 	}
+	st := x.get(refPath, path)
+	if st.digested >= maxDigestBytes {
+		return // enough of the file was read for its digest
+	}
+	st.digested += len(content)
 	d := readDigest(path, content)
 	if d.about == "" && len(d.notes)+len(d.defs)+len(d.uses)+len(d.env) == 0 {
 		return
 	}
-	st := x.get(refPath, path)
 	if st.dig == nil {
 		st.dig = d
 		return
 	}
 	st.dig.merge(d)
 }
+
+// maxDigestBytes bounds how much of one file's reads its digest is made
+// from, so that a file read again and again costs no more.
+const maxDigestBytes = 64 << 10
 
 // cleanPath normalises a path for de-duplication: no "./" prefix, no
 // trailing slash, no surrounding quotes.

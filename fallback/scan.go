@@ -303,18 +303,17 @@ func isPath(p string) bool {
 	if strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") {
 		return len(strings.TrimLeft(p, "./")) > 0 && hasLetter(p)
 	}
-	if strings.Contains(p, "/") {
-		segs := strings.Split(strings.TrimRight(p, "/"), "/")
-		for _, s := range segs {
-			if s == "" {
-				return false
-			}
+	if k := strings.IndexByte(p, '/'); k >= 0 {
+		trimmed := strings.TrimRight(p, "/")
+		if trimmed == "" || strings.Contains(trimmed, "//") {
+			return false // an empty segment
 		}
-		last := segs[len(segs)-1]
-		if strings.HasSuffix(p, "/") {
-			return len(segs) >= 2 && hasLetter(p) && !allDigitsOrPunct(segs[0])
+		first := trimmed[:k]
+		last := trimmed[strings.LastIndexByte(trimmed, '/')+1:]
+		if len(trimmed) < len(p) { // a directory: dir/sub/
+			return strings.IndexByte(trimmed, '/') >= 0 && hasLetter(p) && !allDigitsOrPunct(first)
 		}
-		return hasExtension(last) && hasLetter(segs[0]+last)
+		return hasExtension(last) && (hasLetter(first) || hasLetter(last))
 	}
 	return knownExtension(p)
 }

@@ -815,7 +815,7 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 		// The agent's first words after an ask answer it: what it agrees to,
 		// refuses or finds there weighs more.
 		answer := 0
-		if !answered && strings.TrimSpace(m.Text()) != "" {
+		if !answered && strings.TrimSpace(textOf(m)) != "" {
 			answer, answered = 2, true
 		}
 		type cand struct {
@@ -960,7 +960,7 @@ func covered(a, b []string) float64 {
 // (Names that matter recur, or appear in what the agent and the person
 // wrote, which is read in full.)
 func outputEnds(s string) (string, string) {
-	return ends(s, 4<<10, 2<<10)
+	return ends(s, 2<<10, 1<<10)
 }
 
 // textEnds returns a long text's first 8 KB and last 4 KB, cut at line
@@ -1344,7 +1344,7 @@ func (w *window) buildLastTurns(d *draft, n int) {
 		case askAt[i] != "":
 			text = "user: " + clip(oneLine(askAt[i]), 400)
 		case m.Role == compact.RoleAssistant:
-			t := strings.TrimSpace(m.Text())
+			t := strings.TrimSpace(textOf(m))
 			if t == "" {
 				continue
 			}

@@ -91,8 +91,8 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		if m.Summary || (m.Role == compact.RoleUser || m.Role == compact.RoleSystem) && compact.IsHandoffText(m.Text()) {
-			w.addSummary(m.Text())
+		if m.Summary || (m.Role == compact.RoleUser || m.Role == compact.RoleSystem) && compact.IsHandoffText(textOf(m)) {
+			w.addSummary(textOf(m))
 			continue
 		}
 		if c := textAction(msgs, i, textActing); c != nil {
@@ -101,7 +101,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			w.calls = append(w.calls, c)
 			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
 			if i+1 < len(msgs) {
-				c.res = &result{msg: i + 1, text: msgs[i+1].Text()}
+				c.res = &result{msg: i + 1, text: textOf(&msgs[i+1])}
 				observed[i+1] = true
 			}
 			textActing = true
@@ -142,7 +142,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			for _, p := range m.Parts {
 				isErr = isErr || p.IsError
 			}
-			text := m.Text()
+			text := textOf(m)
 			if len(m.ToolCallIDs) == 0 {
 				attach(i, "", text, isErr)
 			}
@@ -154,7 +154,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 		if m.Role != compact.RoleUser {
 			continue
 		}
-		text := m.Text()
+		text := textOf(m)
 		// Interruptions are harness notes (readers mark them Synthetic),
 		// but they say what the person did, so they go on the timeline.
 		if interruption(text) {
@@ -248,6 +248,26 @@ func (w *window) noteTodosAndPlans(c *call) {
 	}
 }
 
+// textOf is m.Text() without a copy when the message has one text part,
+// as most have: a window's messages are read for their text many times.
+func textOf(m *compact.Message) string {
+	var only *compact.Part
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.Type != compact.PartText || p.Text == "" {
+			continue
+		}
+		if only != nil {
+			return m.Text()
+		}
+		only = p
+	}
+	if only == nil {
+		return ""
+	}
+	return only.Text
+}
+
 // maskValues redacts every string inside decoded JSON, in place.
 func maskValues(v any, mask func(string) string) {
 	switch x := v.(type) {
@@ -291,12 +311,12 @@ func textAction(msgs []compact.Message, i int, acting bool) *call {
 		if next.Role != compact.RoleUser || next.Summary || next.IsToolResult() {
 			return nil
 		}
-		out := strings.TrimSpace(next.Text())
+		out := strings.TrimSpace(textOf(next))
 		if !next.Synthetic && !strings.HasPrefix(out, "<returncode>") && !strings.HasPrefix(out, "OBSERVATION") {
 			return nil
 		}
 	}
-	lang, block := lastFence(m.Text())
+	lang, block := lastFence(textOf(m))
 	if strings.TrimSpace(block) == "" {
 		return nil
 	}
