@@ -179,8 +179,16 @@ func (p *jsonParser) str() (any, bool) {
 
 // escaped reads the rest of a string holding escapes, from start.
 func (p *jsonParser) escaped(start int) (any, bool) {
+	// Size the copy to the string's end, found skipping escapes.
+	end := p.i
+	for end < len(p.s) && p.s[end] != '"' {
+		if p.s[end] == '\\' {
+			end++
+		}
+		end++
+	}
 	var b strings.Builder
-	b.Grow(p.i - start + 64)
+	b.Grow(min(end, len(p.s)) - start)
 	b.WriteString(p.s[start:p.i])
 	for p.i < len(p.s) {
 		c := p.s[p.i]

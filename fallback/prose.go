@@ -431,15 +431,6 @@ func quoted(s string) bool {
 
 var speculation = []string{"maybe", "perhaps", "might ", "possibly", "i think", "probably", "let me think", "hmm", "i wonder", "not sure"}
 
-func hasAny(l string, cues []string) bool {
-	for _, c := range cues {
-		if strings.Contains(l, c) {
-			return true
-		}
-	}
-	return false
-}
-
 // shouting reports a word of four or more capitals (EXECUTE, ONLY): agents
 // stress what they have found.
 func shouting(s string) bool {

@@ -960,7 +960,7 @@ func covered(a, b []string) float64 {
 // (Names that matter recur, or appear in what the agent and the person
 // wrote, which is read in full.)
 func outputEnds(s string) (string, string) {
-	return ends(s, 2<<10, 1<<10)
+	return ends(s, 1<<10, 512)
 }
 
 // textEnds returns a long text's first 8 KB and last 4 KB, cut at line
