@@ -113,6 +113,9 @@ func segmentKind(words []string) int {
 			return 0
 		}
 		for len(rest) > 0 && strings.HasPrefix(rest[0], "-") && rest[0] != "-m" {
+			if (rest[0] == "-W" || rest[0] == "-X") && len(rest) > 1 {
+				rest = rest[1:] // the option's argument
+			}
 			rest = rest[1:]
 		}
 		if len(rest) >= 2 && rest[0] == "-m" {

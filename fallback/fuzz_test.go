@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -207,5 +208,140 @@ func FuzzBuild(f *testing.F) {
 		if strings.Count(h1.Message().Text(), compact.HandoffBegin) != 1 {
 			t.Fatal("nested handoff")
 		}
+	})
+}
+
+var jsonSeeds = []string{
+	`{"command":["bash","-lc","cd /w && go test ./..."],"workdir":"/w"}`,
+	`{"file_path":"a.go","old_string":"x\ty","new_string":"\u00e9\ud83d\ude00\n\"q\"","n":-1.5e3,"ok":true,"z":null,"l":[1,[2,{}]]}`,
+	`"{\"path\": \"x\"}"`,
+	`{"a":"\ud800"}`,
+	`{"a":"bad \x escape"}`,
+	`{"a":1,"a":2}`,
+	`[01]`,
+	"{\"a\":\"\xff\"}",
+	` {"a" : [ ] , "b":{ } } `,
+	`{"a":1e400}`,
+	``,
+}
+
+// FuzzDecodeJSON checks the hand-written JSON decoder against
+// encoding/json: the same value, or an error for the same inputs.
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := decodeJSON(s)
+		var want any
+		wantErr := json.Unmarshal([]byte(s), &want)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("decodeJSON(%q) error %v, encoding/json %v", s, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeJSON(%q) = %#v, encoding/json %#v", s, got, want)
+		}
+	})
+}
+
+// FuzzJSONString checks the envelope string reader against encoding/json
+// on every well-formed JSON string, and that it never reads past its input
+// on any other.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`plain"`, `a\nb\"c\\d\/e\u00e9\ud83d\ude00"rest`, `cut \`, `cut \u12`, `no end`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, n := jsonString(s)
+		if n < 0 || n > len(s) {
+			t.Fatalf("read %d of %d bytes", n, len(s))
+		}
+		var want string
+		if n > 0 && s[n-1] == '"' && json.Unmarshal([]byte(`"`+s[:n]), &want) == nil && utf8.ValidString(s[:n]) && got != want {
+			t.Fatalf("jsonString(%q) = %q, encoding/json %q", s, got, want)
+		}
+	})
+}
+
+// shellWordsReference is the straightforward splitter shellWords must
+// agree with: every word built byte by byte.
+func shellWordsReference(s string) []string {
+	var words []string
+	var cur strings.Builder
+	var quote byte
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// FuzzShellWords checks that shellWords, which returns pieces of its input
+// where it can, splits as the reference does.
+func FuzzShellWords(f *testing.F) {
+	for _, s := range []string{`a "b c"d e''f 'g h'`, `x="$(ls)"  y`, `"`, `a\tb`, ``} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := shellWords(s), shellWordsReference(s)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("shellWords(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+// FuzzDigest reads any text as file contents of several languages: no
+// panic, bounded, and what it reports comes from the text.
+func FuzzDigest(f *testing.F) {
+	for _, s := range append(textSeeds, "/**\n * Doc.\n * NB: must not block.\n */\nexport const x = 1;\nimport { a } from \"b\";\nenv.API_KEY_X",
+		"\"\"\"Module doc.\"\"\"\nfrom os import path\n# TODO: why\ndef f():\n    pass", "# Title\n\nA description of it here.\n") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, path := range []string{"x.ts", "x.py", "x.md", "x.sql", "x"} {
+			d := readDigest(path, s)
+			if len(d.defs) > maxDigestDefs || len(d.uses) > maxDigestUses || len(d.env) > maxDigestEnv || len(d.notes) > maxDigestNotes {
+				t.Fatalf("%s: unbounded digest %+v", path, d)
+			}
+			for _, x := range d.env {
+				if !strings.Contains(s, x) {
+					t.Fatalf("env %q not in the text", x)
+				}
+			}
+			for _, x := range d.defs {
+				if !strings.Contains(s, x) {
+					t.Fatalf("declaration %q not in the text", x)
+				}
+			}
+			_ = d.render(nil)
+		}
+		_, _, _ = bestHit(s)
+		commandKinds(s, func(kind int, seg string) {
+			if kind != cmdTest && kind != cmdInstall || seg == "" {
+				t.Fatalf("kind %d segment %q", kind, seg)
+			}
+		})
 	})
 }

@@ -1,0 +1,82 @@
+package fallback
+
+import (
+	"testing"
+)
+
+func TestCommandKinds(t *testing.T) {
+	type seg struct {
+		kind int
+		text string
+	}
+	for _, tc := range []struct {
+		cmd  string
+		want []seg
+	}{
+		{"cd /w && go test ./pkg/... -run TestX 2>&1 | tail -5", []seg{{cmdTest, "go test ./pkg/... -run TestX"}}},
+		{"python -m pytest tests/x.py -xvs > /dev/null", []seg{{cmdTest, "python -m pytest tests/x.py -xvs"}}},
+		{"python3 -W ignore -m django test app.tests", []seg{{cmdTest, "python3 -W ignore -m django test app.tests"}}},
+		{"./manage.py test && python tests/runtests.py migrations", []seg{{cmdTest, "python tests/runtests.py migrations"}}},
+		{"python manage.py test app", []seg{{cmdTest, "python manage.py test app"}}},
+		{"npm run test:unit; pnpm --filter web test", []seg{{cmdTest, "npm run test:unit"}}},
+		{"npx vitest run src", []seg{{cmdTest, "npx vitest run src"}}},
+		{"cargo test -p core && cargo add serde", []seg{{cmdTest, "cargo test -p core"}, {cmdInstall, "cargo add serde"}}},
+		{"make -C build check", []seg{{cmdTest, "make -C build check"}}},
+		{"sudo apt-get install -y jq", []seg{{cmdInstall, "sudo apt-get install -y jq"}}},
+		{"uv pip install requests && poetry run pytest", []seg{{cmdInstall, "uv pip install requests"}, {cmdTest, "poetry run pytest"}}},
+		{"pip install -e . 2>&1 | tail -2", []seg{{cmdInstall, "pip install -e ."}}},
+		{"go get example.com/x@v1 && go build ./...", []seg{{cmdInstall, "go get example.com/x@v1"}}},
+		{"cat > t.sh << 'EOF'\npytest -q\nEOF\nbash t.sh", nil},
+		{"grep -rn test src/ && ls tests", nil},
+		{"echo install", nil},
+	} {
+		var got []seg
+		commandKinds(tc.cmd, func(kind int, s string) { got = append(got, seg{kind, s}) })
+		if len(got) != len(tc.want) {
+			t.Errorf("%q: got %v, want %v", tc.cmd, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%q: got %v, want %v", tc.cmd, got, tc.want)
+			}
+		}
+	}
+}
+
+func TestDiagnostics(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		want bool
+	}{
+		{"WARNING: Running pip as the 'root' user can result in broken permissions", false},
+		{"  211:11  Warning: 'x' is assigned a value but never used.", true},
+		{"main.go:3:1: warning: unused variable", true},
+		{"✔ No ESLint warnings or errors", false},
+		{"ImportError: cannot import name 'x'", true},
+		{"1 warning generated.", false},
+	} {
+		if got := diagnostics(errorLines(tc.out, true)); got != tc.want {
+			t.Errorf("diagnostics(%q) = %v, want %v", tc.out, got, tc.want)
+		}
+	}
+}
+
+func TestOpening(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want int
+	}{
+		{"So the `_order` field is not in the model state fields.", openConclusion},
+		{"Now, this means the index is created first.", openConclusion},
+		{"So we need to move the index after it.", openIntent},
+		{"Let's write a small script.", openIntent},
+		{"But first, we need to check the loader.", openIntent},
+		{"We can print files from other directories as well.", openOther},
+		{"The inserted line is not correctly placed.", openOther},
+	} {
+		if got := opening(tc.s); got != tc.want {
+			t.Errorf("opening(%q) = %d, want %d", tc.s, got, tc.want)
+		}
+	}
+}
