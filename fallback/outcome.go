@@ -265,24 +265,30 @@ func errorLines(out string, brief bool) []errLine {
 	var best []cand
 	consider := func(text string, base int, maxLines int) {
 		n, prev := 0, 0
-		quote := false // the line is source a Python traceback quotes
+		quoteIndent := -1 // after a traceback frame: the indent of its "File" line
 		for text != "" && (maxLines <= 0 || n < maxLines) {
 			line, rest, _ := strings.Cut(text, "\n")
 			text = rest
 			n++
 			t := strings.TrimSpace(line)
-			if q := quote; q || t == "" || len(t) > 2000 {
-				quote = false
-				prev = 0
-				if q && t == "" {
-					quote = true // the quote may follow after a blank line
+			if quoteIndent >= 0 {
+				// '  File "x.py", line 3, in f' is followed, further
+				// indented, by the line of code it points at, which names
+				// errors without reporting one. (A frame of frozen or
+				// built-in code has no such line.)
+				in := quoteIndent
+				quoteIndent = -1
+				if t == "" || len(line)-len(strings.TrimLeft(line, " \t")) > in {
+					prev = 0
+					continue
 				}
+			}
+			if t == "" || len(t) > 2000 {
+				prev = 0
 				continue
 			}
 			if strings.HasPrefix(t, `File "`) && strings.Contains(t, `", line `) {
-				// '  File "x.py", line 3, in f' is followed by the line of
-				// code it points at, which names errors without reporting one.
-				quote = true
+				quoteIndent = len(line) - len(strings.TrimLeft(line, " \t"))
 				prev = 0
 				continue
 			}

@@ -632,10 +632,7 @@ func (w *window) buildErrors(d *draft) {
 		if !c.failed() && !diagnostics(errs) {
 			continue // notices of a call that worked
 		}
-		key := errs[0].text
-		if len(errs) > 1 {
-			key += "\n" + errs[1].text
-		}
+		key := errorKey(errs)
 		if it := byLine[key]; it != nil {
 			it.c, it.pos, it.times = c, i, it.times+1
 			continue
@@ -672,9 +669,14 @@ func (w *window) buildErrors(d *draft) {
 		if maxErrorScore(it.lines) < 3 && !it.c.failed() {
 			rank -= 1 << 20 // warnings only: the first to go
 		}
-		if fix := w.laterSuccess(it.c, it.pos); fix != nil {
+		switch fix, again := w.laterOutcome(it.c, it.pos); {
+		case fix != nil:
 			b.WriteString("; later succeeded: " + clip(w.label(fix), 120))
-		} else {
+		case again != nil && errorKey(again.errors()) != errorKey(it.lines):
+			// The same call failed again, otherwise: that error is the
+			// current one, this one is history.
+			b.WriteString("; a later run failed otherwise")
+		default:
 			b.WriteString("; not resolved in this part")
 			rank += 1 << 20
 		}
@@ -732,22 +734,35 @@ func maxErrorScore(lines []errLine) int {
 	return m
 }
 
-// laterSuccess finds a call after position pos on the same target that
-// succeeded without printing an error.
-func (w *window) laterSuccess(c *call, pos int) *call {
+// laterOutcome finds the first call after position pos on the same target
+// that succeeded without printing an error, and the last one that failed.
+func (w *window) laterOutcome(c *call, pos int) (fix, again *call) {
 	if c.target == "" {
-		return nil
+		return nil, nil
 	}
 	for _, d := range w.calls[pos+1:] {
-		if d.target != c.target || d.res == nil || d.failed() {
+		if d.target != c.target || d.res == nil {
 			continue
 		}
-		if errs := d.errors(); maxErrorScore(errs) >= 3 {
+		if d.failed() || maxErrorScore(d.errors()) >= 3 {
+			again = d
 			continue
 		}
-		return d
+		return d, again
 	}
-	return nil
+	return nil, again
+}
+
+// errorKey identifies a call's error lines, to tell one failure from
+// another.
+func errorKey(errs []errLine) string {
+	switch len(errs) {
+	case 0:
+		return ""
+	case 1:
+		return errs[0].text
+	}
+	return errs[0].text + "\n" + errs[1].text
 }
 
 // buildTodos puts the agent's last todo list or plan under Active state,
