@@ -7,7 +7,9 @@
 // Build first passes the whole window through a redact.Redactor, then
 // reads it for the sections below. Long outputs and messages are read at
 // their start and end (where tools report what went wrong and agents say
-// what they found), so the cost stays linear in the window.
+// what they found), so the cost stays linear in the window. Redaction
+// reads every byte and is most of Build's cost; callers that redact
+// anyway (the compactor) say so with Config.Redacted.
 //
 //   - Task snapshot: the latest real ask of the person, verbatim. Tool
 //     results, harness notes riding in the user role (reminders, slash
@@ -20,36 +22,54 @@
 //     "always", "only", "instead", …) or open as a correction ("no, …",
 //     "actually …"), verbatim: the whole ask when short, else the sentences
 //     holding the rule.
-//   - Completed actions: every tool call in order, as "name key-argument →
+//   - Completed actions: the tool calls in order, as "name key-argument →
 //     outcome": the key argument is the command, path, URL or query; the
-//     outcome is the exit status and an error line, a search's hit count
-//     and first hit, or the first meaningful line and the output's length.
-//     Edits list the lines they added (changed lines and declarations
-//     first). Agents that act through a fenced command in their text
-//     (SWE-agent) have those commands read as calls, the next harness
-//     message as their output. Interruptions and harness error notes
-//     appear where they happened.
+//     outcome is the exit status and the error line that says most, a
+//     search's hit count and its best hit (a definition before a mere
+//     use), or the first meaningful line and the output's length. Edits
+//     list the lines they added (changed lines and declarations first;
+//     tests they add by name). The newest 8 actions are shown in full;
+//     older ones shortly, and older reads and listings are only counted
+//     (what they showed is under Relevant files). Agents that act through
+//     a fenced command in their text (SWE-agent, including its line
+//     editor's "edit N:M … end_of_edit") have those commands read as
+//     calls, the next harness message as their output. Interruptions and
+//     harness error notes appear where they happened.
 //   - Active state and Blocked: the agent's last todo list or plan
 //     (Claude Code TodoWrite, Codex update_plan, any list of items with a
 //     status), and a failure that ends the window.
 //   - Decisions: plans the agent proposed, and the sentences of its
 //     messages and reasoning that state a finding or a choice, scored by cue
-//     words, specificity and the window's recurring names, the agent's
-//     answer to an ask weighing more (at most two per message; a sentence
-//     that mostly repeats a better one ranks below every new one).
+//     words, specificity and the window's recurring names: a conclusion
+//     ("So …", "This means …") above an intention ("Now we need to …",
+//     "Let's …"), the agent's answer to an ask weighing more, reasoning
+//     below what the agent said unless it said nothing else (at most two
+//     per message; a sentence whose words mostly repeat a better one ranks
+//     below every new one).
 //   - Errors and fixes: lines reporting an error, exception, traceback,
 //     failure or timeout, with the call that produced them and whether a
-//     later call on the same target succeeded.
+//     later call on the same target succeeded, or failed otherwise (then
+//     this error is history). A warning counts when it points at a place
+//     in the code ("12:5  Warning: …"); one that does not ("WARNING:
+//     Running pip as root") is a tool's notice, and the line a traceback
+//     quotes is code, not an error.
 //   - Relevant files: paths from tool arguments and from text (POSIX, ~/,
 //     Windows, relative, with :line suffixes), each once, relative paths
 //     folded into the absolute path they end, with what calls did to them
-//     (read, edited, created, deleted); changed files first. Under a long
-//     project root (a workdir, or the directory relative mentions stand
-//     for) paths are shown relative to it, and the root is listed under
-//     Critical context.
-//   - Critical context: the working directory, URLs, commit ids, issue
-//     numbers, and the names (functions, types, tables, env vars) that
-//     recur or that the agent wrote as code.
+//     (read, edited, created, deleted; a call that failed did nothing);
+//     changed files first, then read, then named, the more often named and
+//     the more recent first. A file that was read carries a digest of what
+//     the reads showed: its own description (first doc comment or
+//     paragraph), what it declares (exported first), the environment
+//     variables it reads, the comments that explain (NB, why, must, does
+//     not), and what it imports from other packages (imports most files
+//     share left out). Under a long project root (a workdir, or the
+//     directory relative mentions stand for) paths are shown relative to
+//     it, and the root is listed under Critical context.
+//   - Critical context: the working directory, how the project's tests were
+//     run and what was installed (commands a resuming agent needs again),
+//     URLs, commit ids, issue numbers, and the names (functions, types,
+//     tables, env vars) that recur or that the agent wrote as code.
 //   - Last dropped turns: the window's final asks and agent messages,
 //     shortened (its final calls are the newest completed actions).
 //
@@ -66,7 +86,10 @@
 // every section (Config.SectionTokens, or a share of the total), then the
 // whole rendered handoff (Config.MaxTokens, default 2,000 tokens as
 // counted by Config.Count). Room is shared among sections in fixed
-// proportions, and what one section does not need goes to the others.
+// proportions, findings (decisions, errors) weighing more than actions,
+// and what one section does not need goes to the others, past a default
+// section cap if no other section can use it (never past a cap set in
+// Config.SectionTokens).
 // Within a section, items are kept by rank: newest first for completed
 // actions, constraints, asks and last turns; unresolved before resolved
 // (then newest) for errors; changed before read before mentioned for
