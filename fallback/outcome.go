@@ -127,7 +127,10 @@ func jsonString(s string) (string, int) {
 			b.WriteByte('\t')
 		case 'r':
 			b.WriteByte('\r')
-		case 'b', 'f':
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
 		case 'u':
 			r, n := jsonRune(s[i+1:])
 			if n == 0 {
