@@ -135,8 +135,8 @@ func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, 
 		return r.prune(ctx)
 	}
 	// A handoff runs from a couple of hundred tokens (the headings) to
-	// HandoffTokens; a quarter of what it replaces is a fair guess between.
-	est := r.plan.DroppedTokens() - min(c.cfg.HandoffTokens, 200+r.plan.DroppedTokens()/4)
+	// its budget; a quarter of what it replaces is a fair guess between.
+	est := r.plan.DroppedTokens() - min(c.cfg.handoffBudget(&r.plan), 200+r.plan.DroppedTokens()/4)
 	if !c.cfg.Force && float64(est) < minSavings*float64(r.plan.Tokens) {
 		return r.skip(fmt.Sprintf("ineffective: dropping %d messages would save about %d of %d tokens (under %.0f%%)",
 			r.plan.Dropped(), max(est, 0), r.plan.Tokens, minSavings*100), true), nil
@@ -235,7 +235,7 @@ func (r *run) build(h compact.Handoff, digests map[int]string) (compact.Handoff,
 
 func (r *run) request(input []compact.Message) Request {
 	c := r.c
-	return Request{Window: input, Redacted: true, Focus: c.cfg.Focus, MaxTokens: c.cfg.HandoffTokens,
+	return Request{Window: input, Redacted: true, Focus: c.cfg.Focus, MaxTokens: c.cfg.handoffBudget(&r.plan),
 		Count: c.counter.Text, Notify: r.em.emit}
 }
 

@@ -105,7 +105,10 @@ type Config struct {
 	AbortOnSummaryFailure bool
 	// Focus asks the summarizer to pay special attention to a topic.
 	Focus string
-	// HandoffTokens caps the handoff (default 2000).
+	// HandoffTokens caps the handoff. Zero sizes it to each compaction:
+	// half the room the kept messages leave under the target, at least 2,000
+	// and at most 8,000 tokens, so a handoff replacing a long middle in a
+	// large window is not squeezed into the budget of a small one.
 	HandoffTokens int
 	// Prune tunes the shortening of tool outputs.
 	Prune PruneConfig
@@ -201,7 +204,8 @@ const (
 	defaultTargetShare     = 0.5
 	defaultTailShare       = 0.2
 	defaultMinTail         = 4
-	defaultHandoffTokens   = 2000
+	minHandoffTokens       = 2000
+	maxHandoffTokens       = 8000
 	defaultSummaryModel    = "gpt-4o-mini"
 	defaultAzureAPIVersion = "2024-10-21"
 	// minSavings is the share of tokens a compaction must save to count as
@@ -244,9 +248,6 @@ func (c *Config) fill() {
 	}
 	if c.Strategy == "" {
 		c.Strategy = StrategyAuto
-	}
-	if c.HandoffTokens <= 0 {
-		c.HandoffTokens = defaultHandoffTokens
 	}
 	c.Prune.fill()
 	c.LLM.fill()
@@ -331,4 +332,22 @@ func (l *LLMConfig) attempts() int {
 // neither a key nor a base URL there is nothing to call.
 func (l *LLMConfig) configured() bool {
 	return l.APIKey != "" || l.BaseURL != ""
+}
+
+// handoffFloor is the handoff room a plan sets aside before the handoff's
+// own budget is known.
+func (c *Config) handoffFloor() int {
+	if c.HandoffTokens > 0 {
+		return c.HandoffTokens
+	}
+	return minHandoffTokens
+}
+
+// handoffBudget is the cap of the handoff replacing p's middle.
+func (c *Config) handoffBudget(p *Plan) int {
+	if c.HandoffTokens > 0 {
+		return c.HandoffTokens
+	}
+	room := p.Target - p.HeadTokens - p.PinnedTokens - p.TailTokens
+	return min(max(room/2, minHandoffTokens), maxHandoffTokens)
 }

@@ -167,7 +167,7 @@ func (cfg *Config) plan(l *layout) Plan {
 	p.HeadTokens = l.sum(0, p.HeadEnd)
 	// The tail must leave room for the head and the handoff within the
 	// target; the minimum message count still wins over the budget.
-	if room := p.Target - l.base - p.HeadTokens - cfg.HandoffTokens; room < p.TailBudget {
+	if room := p.Target - l.base - p.HeadTokens - cfg.handoffFloor(); room < p.TailBudget {
 		p.TailBudget = max(room, 0)
 	}
 	p.TailStart = cfg.tailStart(l, p.HeadEnd, p.TailBudget, lastAssistant, lastSummary)
@@ -220,7 +220,7 @@ func (cfg *Config) reachAsk(l *layout, p *Plan, latestAsk, lastSummary int) int 
 		return p.TailStart
 	}
 	tail := l.sum(start, len(l.msgs))
-	if tail > 2*p.TailBudget || l.base+p.HeadTokens+cfg.HandoffTokens+tail > p.Target {
+	if tail > 2*p.TailBudget || l.base+p.HeadTokens+cfg.handoffFloor()+tail > p.Target {
 		return p.TailStart
 	}
 	return start
