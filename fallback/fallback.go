@@ -183,10 +183,22 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 		}
 	}
 	if !cfg.Redacted {
-		red, _ := r.Transcript(compact.Transcript{Messages: window})
+		red, _ := r.Transcript(compact.Transcript{Messages: withoutSources(window)})
 		window = red.Messages
 	}
 	return extract(window, r.String, cfg, lim)
+}
+
+// withoutSources returns window's messages without their source records.
+// Extraction reads only the parts, and the records repeat them: redacting
+// both would double the cost of Build for nothing.
+func withoutSources(window []compact.Message) []compact.Message {
+	out := make([]compact.Message, len(window))
+	for i, m := range window {
+		m.Source = compact.Source{}
+		out[i] = m
+	}
+	return out
 }
 
 // extract builds the handoff of an already redacted window; mask redacts

@@ -103,7 +103,7 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	// not: the scan stays linear on "password=password=...", and whether a
 	// name inside a value counts does not depend on the value's length
 	// (which masking changes: Redact must be idempotent).
-	sc.skip[sc.curRule] = max(sc.skip[sc.curRule], ve)
+	sc.skipTo(sc.curRule, max(sc.skipFrom(sc.curRule), ve))
 	quoted := vs > 0 && isQuote(t[vs-1])
 	vs, ve = stripScheme(t, vs, ve, class)
 	if !quoted {

@@ -82,7 +82,7 @@ func detectPEM(sc *scan, ks, ke int) {
 	if bodyEnd < 0 {
 		bodyEnd = truncatedPEMEnd(t, bodyStart)
 	}
-	sc.skip[sc.curRule] = bodyEnd // a BEGIN inside this body is not another key
+	sc.skipTo(sc.curRule, bodyEnd) // a BEGIN inside this body is not another key
 	// A body may be split over quoted pieces ("...\n" + "...\n"): mask each
 	// piece and leave the quotes and the code between them alone.
 	s := bodyStart
@@ -474,7 +474,7 @@ func detectK8sSecret(sc *scan, ks, ke int) {
 	if i := strings.Index(t[ke:to], "\n---"); i >= 0 {
 		to = ke + i
 	}
-	sc.skip[sc.curRule] = to // one manifest, read once
+	sc.skipTo(sc.curRule, to) // one manifest, read once
 	doc := t[from:to]
 	for _, key := range []string{"data:", "stringData:", "\"data\":", "\"stringData\":"} {
 		for off := 0; off < len(doc); {

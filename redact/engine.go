@@ -89,6 +89,7 @@ type scan struct {
 	// every detector reads each byte a bounded number of times, whatever
 	// the input: the scan stays linear on adversarial text.
 	skip []int
+	nidx int // len(skip) once allocated
 	// runStart, runEnd cache the token run last measured.
 	runStart, runEnd int
 	// curRule is the idx of the Go detector running, for its skip.
@@ -202,7 +203,7 @@ func newEngine(rules []*rule, structural bool) *engine {
 func (e *engine) run(sc *scan) {
 	text := sc.text
 	sc.lastName = -1
-	sc.skip = make([]int, e.nidx)
+	sc.skip, sc.nidx = nil, e.nidx // allocated by the first rule that skips: most texts have none
 	e.kw.scan(text, func(start int, id int32) {
 		rules := e.kwRules[id]
 		if rules == nil {
@@ -214,7 +215,7 @@ func (e *engine) run(sc *scan) {
 		}
 		end := start + len(e.kwText[id])
 		for _, r := range rules {
-			if start < sc.skip[r.idx] || (r.caseSensitive && text[start:end] != e.kwText[id]) {
+			if start < sc.skipFrom(r.idx) || (r.caseSensitive && text[start:end] != e.kwText[id]) {
 				continue
 			}
 			sc.hit(r, start, end)
@@ -231,6 +232,22 @@ func (e *engine) run(sc *scan) {
 	}
 }
 
+// skipFrom returns where rule idx may next look.
+func (sc *scan) skipFrom(idx int) int {
+	if sc.skip == nil {
+		return 0
+	}
+	return sc.skip[idx]
+}
+
+// skipTo makes rule idx look no earlier than at.
+func (sc *scan) skipTo(idx, at int) {
+	if sc.skip == nil {
+		sc.skip = make([]int, sc.nidx)
+	}
+	sc.skip[idx] = at
+}
+
 // noteMask records a mask already present at start.
 func (sc *scan) noteMask(start int) {
 	if end, ok := maskAt(sc.text, start); ok {
@@ -239,7 +256,7 @@ func (sc *scan) noteMask(start int) {
 }
 
 func (sc *scan) hit(r *rule, start, end int) {
-	if start < sc.skip[r.idx] {
+	if start < sc.skipFrom(r.idx) {
 		return
 	}
 	switch {
@@ -248,7 +265,7 @@ func (sc *scan) hit(r *rule, start, end int) {
 		r.detect(sc, start, end)
 	case r.prefix != nil:
 		if r.anchor != nil {
-			if start = r.anchor(sc.text, start); start < 0 || start < sc.skip[r.idx] {
+			if start = r.anchor(sc.text, start); start < 0 || start < sc.skipFrom(r.idx) {
 				return
 			}
 		}
@@ -273,12 +290,12 @@ func (sc *scan) matchPrefix(r *rule, start int) {
 	end := min(sc.tokenRunEnd(start), start+r.maxLen)
 	m := r.prefix.FindStringSubmatchIndex(t[start:end])
 	if m == nil {
-		sc.skip[r.idx] = end
+		sc.skipTo(r.idx, end)
 		return
 	}
 	// After a match, the next token of this format may follow in the same
 	// run ("ghp_a:ghp_b"): look again from the match's end.
-	sc.skip[r.idx] = start + m[1]
+	sc.skipTo(r.idx, start+m[1])
 	s, e := m[2*r.group], m[2*r.group+1]
 	if s < 0 {
 		return

@@ -69,14 +69,26 @@ func (r *Redactor) redactDoc(doc string) (string, []Finding) {
 	if kind == docText {
 		return r.Redact(doc)
 	}
-	spans := r.find(doc, func(d string, spans []cand) []cand {
-		return clipToLiterals(d, spans, stringLiterals(d))
-	})
+	spans := r.findInJSON(doc)
+	if len(spans) == 0 {
+		return doc, nil
+	}
 	out, found := r.apply(doc, spans)
 	if validDoc(out, kind) {
 		return out, found
 	}
 	return r.redactLiterals(doc, spans, stringLiterals(doc))
+}
+
+// findInJSON finds the secrets of a JSON text, each span clipped to the
+// string literal it starts in.
+func (r *Redactor) findInJSON(doc string) []cand {
+	return r.find(doc, func(d string, spans []cand) []cand {
+		if len(spans) == 0 {
+			return spans // most documents: no need to map their literals
+		}
+		return clipToLiterals(d, spans, stringLiterals(d))
+	})
 }
 
 // stringLiterals returns the content ranges (between the quotes) of the

@@ -35,12 +35,13 @@ func (r *Redactor) transcript(t compact.Transcript) (compact.Transcript, []Findi
 		}
 		// The source records hold the same content as read: mask them too,
 		// so a writer that reuses them, or a checkpoint that stores them,
-		// never carries the secret. A record that is not JSON cannot be
-		// masked without breaking it: it is dropped.
+		// never carries the secret. A record that is not JSON and had to be
+		// masked cannot stay a record without breaking its file: it is
+		// dropped (the message is then written from its parts).
 		recs := make([]json.RawMessage, 0, len(m.Source.Records))
 		for j, rec := range m.Source.Records {
 			masked, found := r.redactRaw(rec)
-			if !json.Valid(masked) {
+			if len(found) > 0 && !json.Valid(masked) {
 				continue
 			}
 			note(found, i, j, "source")
@@ -53,9 +54,7 @@ func (r *Redactor) transcript(t compact.Transcript) (compact.Transcript, []Findi
 	}
 	for i := range c.Records {
 		masked, found := r.redactRaw(c.Records[i].Raw)
-		if json.Valid(masked) || !json.Valid(c.Records[i].Raw) {
-			c.Records[i].Raw = masked
-		}
+		c.Records[i].Raw = masked
 		note(found, c.Records[i].At, i, "record")
 	}
 	if len(c.Envelope) > 0 {
@@ -81,11 +80,23 @@ func partField(t compact.PartType) string {
 	return "text"
 }
 
-// redactRaw masks a raw JSON value, keeping it valid JSON.
+// redactRaw masks a raw JSON value, keeping it valid JSON. Raw values come
+// from parsed documents and almost never hold a secret, so the validity
+// checks (a full parse each) run only for a value where something was
+// found: the rest cost one detection pass.
 func (r *Redactor) redactRaw(raw json.RawMessage) (json.RawMessage, []Finding) {
-	out, found := r.redactDoc(string(raw))
-	if len(found) == 0 {
+	doc := string(raw)
+	spans := r.findInJSON(doc)
+	if len(spans) == 0 {
 		return raw, nil
+	}
+	if !json.Valid(raw) {
+		out, found := r.Redact(doc) // not JSON after all: mask it as text
+		return json.RawMessage(out), found
+	}
+	out, found := r.apply(doc, spans)
+	if !json.Valid([]byte(out)) {
+		out, found = r.redactLiterals(doc, spans, stringLiterals(doc))
 	}
 	return json.RawMessage(out), found
 }
