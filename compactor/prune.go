@@ -1,6 +1,8 @@
 package compactor
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"strings"
@@ -81,7 +83,7 @@ func (pc *PruneConfig) prune(msgs []compact.Message, count func(string) int) ([]
 					continue
 				}
 			}
-			if short, ok := pc.shorten(p.Text, count); ok {
+			if short, ok := pc.shortenOutput(p.Text, count); ok {
 				change().Parts[j].Text = short
 				st.Shortened++
 			}
@@ -109,6 +111,73 @@ func (pc *PruneConfig) latestCopies(msgs []compact.Message) copies {
 		}
 	}
 	return c
+}
+
+// shortenOutput shortens a tool output. An output that is a JSON document
+// (Codex wraps every shell output in {"output": …, "metadata": …}) has its
+// long string values shortened in place, so it stays valid JSON for the
+// agent that reads it back; any other output is shortened as text.
+func (pc *PruneConfig) shortenOutput(s string, count func(string) int) (string, bool) {
+	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(s)) {
+		return pc.shortenJSON(s, count)
+	}
+	return pc.shorten(s, count)
+}
+
+// shortenJSON shortens each long string literal of the valid JSON text s,
+// keeping every other byte.
+func (pc *PruneConfig) shortenJSON(s string, count func(string) int) (string, bool) {
+	var b strings.Builder
+	prev, changed := 0, false
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for s[j] != '"' { // s is valid JSON: every literal is closed
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		lit := s[i : j+1]
+		i = j
+		if len(lit) <= pc.MinTokens {
+			continue
+		}
+		var v string
+		if json.Unmarshal([]byte(lit), &v) != nil {
+			continue
+		}
+		short, ok := pc.shorten(v, count)
+		if !ok {
+			continue
+		}
+		enc, err := marshalString(short)
+		if err != nil {
+			continue
+		}
+		b.WriteString(s[prev : j-len(lit)+1])
+		b.WriteString(enc)
+		prev, changed = j+1, true
+	}
+	if !changed {
+		return s, false
+	}
+	b.WriteString(s[prev:])
+	return b.String(), true
+}
+
+// marshalString encodes s as a JSON string without HTML escaping, as the
+// agents' own files write their strings.
+func marshalString(s string) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // shorten cuts s to its first HeadLines and last TailLines lines with a
