@@ -147,6 +147,8 @@ func (l *LLM) call(caller, total context.Context, prompt []openai.ChatCompletion
 	if usesCompletionTokens(l.cfg.Model) {
 		req.MaxCompletionTokens = limit
 	} else {
+		// vLLM, Ollama and older Azure deployments take only max_tokens.
+		//lint:ignore SA1019 max_tokens is what OpenAI-compatible servers other than OpenAI understand
 		req.MaxTokens = limit
 	}
 	resp, err := l.client.CreateChatCompletion(cctx, req)

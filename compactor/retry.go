@@ -145,6 +145,7 @@ func classify(err error, tr *callTrace, caller, total, call context.Context, tim
 // before sending it (a model it knows the endpoint does not serve, a
 // parameter a reasoning model does not take): retrying cannot help.
 func isClientSideRejection(err error) bool {
+	//lint:ignore SA1019 older go-openai paths still return the o1-specific error
 	for _, e := range []error{openai.ErrChatCompletionInvalidModel, openai.ErrO1MaxTokensDeprecated,
 		openai.ErrReasoningModelMaxTokensDeprecated, openai.ErrO1BetaLimitationsMessageTypes,
 		openai.ErrO1BetaLimitationsOther, openai.ErrReasoningModelLimitationsOther} {

@@ -57,8 +57,6 @@ var coarseDelim = func() (t [256]bool) {
 	return t
 }()
 
-func isCoarseDelim(c byte) bool { return coarseDelim[c] }
-
 // byteSet is a set of bytes, for one-pass membership tests.
 type byteSet [256]bool
 

@@ -1236,7 +1236,7 @@ func looksLikeWords(v string) bool {
 // numbers among them (csc-e2e-populate, test_key_12345, v1.2-beta): a name
 // or a label. A random token has random segments.
 func segmentedWords(v string) bool {
-	if strings.IndexAny(v, "-_.:") < 0 {
+	if !strings.ContainsAny(v, "-_.:") {
 		return false
 	}
 	words, segs := 0, 0
