@@ -276,7 +276,7 @@ func writeTemp(dir, name string, data []byte) (path string, err error) {
 	if _, err = f.Write(data); err != nil {
 		return "", fmt.Errorf("write %s: %w", name, err)
 	}
-	if err = f.Sync(); err != nil {
+	if err = syncData(f); err != nil {
 		return "", fmt.Errorf("sync %s: %w", name, err)
 	}
 	if err = f.Close(); err != nil {
