@@ -59,6 +59,19 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 }
 
 func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	// A link is followed, so the file it names is replaced, not the link.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		// A device, a FIFO or a terminal (/dev/null, /dev/stdout, a named
+		// pipe) cannot be replaced by a rename: renaming over /dev/null
+		// would turn it into a plain file. It is written to as it is.
+		return writeDevice(path, write)
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -94,6 +107,24 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// writeDevice writes to a path that is not a regular file.
+func writeDevice(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open output: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	if err := write(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // isTerminal reports whether f is a character device (a terminal), without
