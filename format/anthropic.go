@@ -194,7 +194,7 @@ func anthropicContent(raw json.RawMessage) ([]compact.Part, error) {
 // (each a tool-result part with the same call id).
 func anthropicBlockParts(raw json.RawMessage) ([]compact.Part, error) {
 	var b anBlock
-	if i := sniffSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return nil, fmt.Errorf("expected a content block object, got %s", describeJSON(raw))
 	}
 	if err := json.Unmarshal(raw, &b); err != nil {

@@ -65,7 +65,7 @@ func scanSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the JSON string whose opening quote
+// scanString returns the index just past the JSON string whose opening quote
 // is at b[i], or -1 when b ends first.
 func scanString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
@@ -79,7 +79,7 @@ func scanString(b []byte, i int) int {
 	return -1
 }
 
-// skipValue returns the index just past the JSON value that starts at b[i]
+// scanValue returns the index just past the JSON value that starts at b[i]
 // (after optional whitespace), or -1 when b ends before the value does or
 // the value is malformed. It checks structure only as far as it needs to
 // find the end; callers that need validity check it with encoding/json.
@@ -129,7 +129,7 @@ func scanValue(b []byte, i int) int {
 	}
 }
 
-// objectFields lists the members of the JSON object at the start of b
+// scanObject lists the members of the JSON object at the start of b
 // (after optional whitespace). complete is false when b ends before the
 // object closes; the members read so far are still returned, which is what
 // detection wants from a document's first bytes.

@@ -184,7 +184,7 @@ func locate(err error, file string, f Name, line int, base int64) error {
 // decodeRecord unmarshals raw into v, turning failures into a recordError
 // that says what was expected.
 func decodeRecord(raw []byte, v any, expected string) error {
-	if i := sniffSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return &recordError{msg: fmt.Sprintf("expected %s, got %s", expected, describeJSON(raw))}
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
@@ -325,7 +325,7 @@ func openAIContent(raw json.RawMessage) ([]compact.Part, error) {
 // openAIPart reads one content part; nil for an empty text part.
 func openAIPart(raw json.RawMessage) (*compact.Part, error) {
 	var p oaPart
-	if i := sniffSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return nil, fmt.Errorf("expected a content part object, got %s", describeJSON(raw))
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {

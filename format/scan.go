@@ -105,7 +105,7 @@ const sniffItems = 24
 // has kind 0.
 func shapeOf(head []byte) jsonShape {
 	head = bytes.TrimPrefix(head, utf8BOM)
-	i := sniffSpace(head, 0)
+	i := scanSpace(head, 0)
 	if i >= len(head) {
 		return jsonShape{}
 	}
@@ -113,9 +113,9 @@ func shapeOf(head []byte) jsonShape {
 	case '[':
 		return jsonShape{kind: '[', items: sniffArray(head[i:], sniffItems)}
 	case '{':
-		end := sniffValue(head, i)
+		end := scanValue(head, i)
 		if end > 0 {
-			if rest := sniffSpace(head, end); rest < len(head) && head[rest] == '{' &&
+			if rest := scanSpace(head, end); rest < len(head) && head[rest] == '{' &&
 				bytes.IndexByte(head[end:rest], '\n') >= 0 {
 				return jsonShape{kind: 'l', fields: sniffFields(head[i:end]), items: sniffLines(head[i:], sniffItems)}
 			}
@@ -158,17 +158,17 @@ func sniffLines(b []byte, max int) [][]byte {
 // far as b goes.
 func sniffFields(b []byte) []jsonField {
 	var out []jsonField
-	i := sniffSpace(b, 0)
+	i := scanSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil
 	}
 	i++
 	for {
-		i = sniffSpace(b, i)
+		i = scanSpace(b, i)
 		if i >= len(b) || b[i] != '"' {
 			return out
 		}
-		end := sniffString(b, i)
+		end := scanString(b, i)
 		if end < 0 {
 			return out
 		}
@@ -176,12 +176,12 @@ func sniffFields(b []byte) []jsonField {
 		if !ok {
 			return out
 		}
-		i = sniffSpace(b, end)
+		i = scanSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return out
 		}
-		start := sniffSpace(b, i+1)
-		end = sniffValue(b, start)
+		start := scanSpace(b, i+1)
+		end = scanValue(b, start)
 		if end < 0 {
 			if start < len(b) {
 				out = append(out, jsonField{key: key, value: b[start:]})
@@ -189,7 +189,7 @@ func sniffFields(b []byte) []jsonField {
 			return out
 		}
 		out = append(out, jsonField{key: key, value: b[start:end], complete: true})
-		i = sniffSpace(b, end)
+		i = scanSpace(b, end)
 		if i >= len(b) || b[i] != ',' {
 			return out
 		}
@@ -201,22 +201,22 @@ func sniffFields(b []byte) []jsonField {
 // start of b.
 func sniffArray(b []byte, max int) [][]byte {
 	var out [][]byte
-	i := sniffSpace(b, 0)
+	i := scanSpace(b, 0)
 	if i >= len(b) || b[i] != '[' {
 		return nil
 	}
 	i++
 	for len(out) < max {
-		start := sniffSpace(b, i)
+		start := scanSpace(b, i)
 		if start >= len(b) || b[start] == ']' {
 			return out
 		}
-		end := sniffValue(b, start)
+		end := scanValue(b, start)
 		if end < 0 {
 			return out
 		}
 		out = append(out, b[start:end])
-		i = sniffSpace(b, end)
+		i = scanSpace(b, end)
 		if i >= len(b) || b[i] != ',' {
 			return out
 		}
@@ -236,83 +236,10 @@ func sniffUnquote(b []byte) (string, bool) {
 	return s, true
 }
 
-func sniffSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// sniffValue returns the index just past the JSON value starting at b[i]
-// (after any spaces), or -1 when the value is cut off by the end of b or is
-// not JSON. It checks only enough structure to find the value's end.
-func sniffValue(b []byte, i int) int {
-	i = sniffSpace(b, i)
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return sniffString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				end := sniffString(b, i)
-				if end < 0 {
-					return -1
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	case '}', ']', ',', ':':
-		return -1
-	}
-	j := i
-	for j < len(b) && !sniffDelim(b[j]) {
-		j++
-	}
-	if j == len(b) { // a scalar running into the end may be cut off
-		return -1
-	}
-	return j
-}
-
-// sniffString returns the index just past the JSON string starting at b[i],
-// or -1 when it is cut off.
-func sniffString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-func sniffDelim(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', ',', ']', '}', ':':
-		return true
-	}
-	return false
-}
-
 // recordKeys decodes the top-level keys of a complete JSON object (a sniffed
 // record) with their raw values, or returns nil when b is not an object.
 func recordKeys(b []byte) map[string]json.RawMessage {
-	if i := sniffSpace(b, 0); i >= len(b) || b[i] != '{' {
+	if i := scanSpace(b, 0); i >= len(b) || b[i] != '{' {
 		return nil
 	}
 	var m map[string]json.RawMessage
@@ -479,7 +406,7 @@ func describeToken(tok json.Token) string {
 
 // describeJSON names the kind of JSON value raw is, for error messages.
 func describeJSON(raw []byte) string {
-	i := sniffSpace(raw, 0)
+	i := scanSpace(raw, 0)
 	if i >= len(raw) {
 		return "nothing"
 	}
