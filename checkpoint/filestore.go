@@ -348,17 +348,7 @@ func (s *FileStore) Latest(ctx context.Context, session string) (*Checkpoint, er
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.Load(ctx, session, m.ID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, m.ID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if c.Hash != m.Hash {
-		return nil, fmt.Errorf("session %s: checkpoint %s: %w: hash %s, head recorded %s", session, m.ID, ErrCorrupt, c.Hash, m.Hash)
-	}
-	return c, nil
+	return loadHeadCheckpoint(ctx, s, session, m)
 }
 
 // Load implements Store.

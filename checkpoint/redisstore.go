@@ -186,17 +186,7 @@ func (s *RedisStore) Latest(ctx context.Context, session string) (*Checkpoint, e
 	if m.ID == "" {
 		return nil, err
 	}
-	c, lerr := s.Load(ctx, session, m.ID)
-	if errors.Is(lerr, ErrNotFound) {
-		return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, m.ID)
-	}
-	if lerr != nil {
-		return nil, lerr
-	}
-	if c.Hash != m.Hash {
-		return nil, fmt.Errorf("session %s: checkpoint %s: %w: hash %s, head recorded %s", session, m.ID, ErrCorrupt, c.Hash, m.Hash)
-	}
-	return c, nil
+	return loadHeadCheckpoint(ctx, s, session, m)
 }
 
 // Load implements Store.

@@ -299,3 +299,20 @@ func Verify(ctx context.Context, s Store, sessions ...string) (checked int, prob
 	}
 	return checked, problems, nil
 }
+
+// loadHeadCheckpoint loads the checkpoint a session's head names and checks
+// it against the hash the head recorded: a head naming a checkpoint that is
+// missing or different is corruption, never "no state".
+func loadHeadCheckpoint(ctx context.Context, s Store, session string, head Meta) (*Checkpoint, error) {
+	c, err := s.Load(ctx, session, head.ID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, head.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Hash != head.Hash {
+		return nil, fmt.Errorf("session %s: checkpoint %s: %w: hash %s, head recorded %s", session, head.ID, ErrCorrupt, c.Hash, head.Hash)
+	}
+	return c, nil
+}
