@@ -157,36 +157,7 @@ func decodeAnthropicMessage(raw json.RawMessage, index int) (compact.Message, er
 
 // anthropicContent reads content: a string, or an array of blocks.
 func anthropicContent(raw json.RawMessage) ([]compact.Part, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("content: %w", err)
-		}
-		if s == "" {
-			return nil, nil
-		}
-		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
-	case '[':
-		var blocks []json.RawMessage
-		if err := json.Unmarshal(raw, &blocks); err != nil {
-			return nil, fmt.Errorf("content: %w", err)
-		}
-		var parts []compact.Part
-		for i, b := range blocks {
-			ps, err := anthropicBlockParts(b)
-			if err != nil {
-				return nil, fmt.Errorf("content[%d]: %w", i, err)
-			}
-			parts = append(parts, ps...)
-		}
-		return parts, nil
-	}
-	return nil, fmt.Errorf("content: expected a string or an array of blocks, got %s", describeJSON(raw))
+	return readContent(raw, "blocks", anthropicBlockParts)
 }
 
 // anthropicBlockParts reads one content block into parts: none for an empty

@@ -288,6 +288,19 @@ func openAIArgs(raw json.RawMessage) json.RawMessage {
 // placeholder; the writer restores the original part from the source record
 // while the placeholder is unchanged.
 func openAIContent(raw json.RawMessage) ([]compact.Part, error) {
+	return readContent(raw, "parts", func(e json.RawMessage) ([]compact.Part, error) {
+		p, err := openAIPart(e)
+		if p == nil || err != nil {
+			return nil, err
+		}
+		return []compact.Part{*p}, nil
+	})
+}
+
+// readContent reads message content that is null, a string or an array,
+// decoding each element of an array with part; what names the elements in
+// errors ("parts", "blocks"). The three API formats share this shape.
+func readContent(raw json.RawMessage, what string, part func(json.RawMessage) ([]compact.Part, error)) ([]compact.Part, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -309,17 +322,15 @@ func openAIContent(raw json.RawMessage) ([]compact.Part, error) {
 		}
 		var parts []compact.Part
 		for i, e := range elems {
-			p, err := openAIPart(e)
+			ps, err := part(e)
 			if err != nil {
 				return nil, &recordError{msg: fmt.Sprintf("content[%d]: %v", i, err)}
 			}
-			if p != nil {
-				parts = append(parts, *p)
-			}
+			parts = append(parts, ps...)
 		}
 		return parts, nil
 	}
-	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of parts, got %s", describeJSON(raw))}
+	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of %s, got %s", what, describeJSON(raw))}
 }
 
 // openAIPart reads one content part; nil for an empty text part.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -319,34 +318,12 @@ func serverCallResult(it *respItem) compact.Part {
 
 // responsesContent reads a message item's content: a string, or parts.
 func responsesContent(raw json.RawMessage) ([]compact.Part, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	return readContent(raw, "parts", func(e json.RawMessage) ([]compact.Part, error) {
+		if p, ok := responsesPart(e); ok {
+			return []compact.Part{p}, nil
+		}
 		return nil, nil
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, &recordError{msg: "content: invalid string", err: err}
-		}
-		if s == "" {
-			return nil, nil
-		}
-		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
-	case '[':
-		var elems []json.RawMessage
-		if err := json.Unmarshal(raw, &elems); err != nil {
-			return nil, &recordError{msg: "content: invalid array", err: err}
-		}
-		var parts []compact.Part
-		for _, e := range elems {
-			if p, ok := responsesPart(e); ok {
-				parts = append(parts, p)
-			}
-		}
-		return parts, nil
-	}
-	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of parts, got %s", describeJSON(raw))}
+	})
 }
 
 // responsesPart reads one content part; false for an empty text.
