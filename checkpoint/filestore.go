@@ -353,11 +353,8 @@ func (s *FileStore) Latest(ctx context.Context, session string) (*Checkpoint, er
 
 // Load implements Store.
 func (s *FileStore) Load(ctx context.Context, session, id string) (*Checkpoint, error) {
-	if err := checkSession(session); err != nil {
+	if err := checkIDs(session, id); err != nil {
 		return nil, err
-	}
-	if !ValidSessionID(id) {
-		return nil, fmt.Errorf("%w: checkpoint ID %q", ErrInvalid, id)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -191,11 +191,8 @@ func (s *RedisStore) Latest(ctx context.Context, session string) (*Checkpoint, e
 
 // Load implements Store.
 func (s *RedisStore) Load(ctx context.Context, session, id string) (*Checkpoint, error) {
-	if err := checkSession(session); err != nil {
+	if err := checkIDs(session, id); err != nil {
 		return nil, err
-	}
-	if !ValidSessionID(id) {
-		return nil, fmt.Errorf("%w: checkpoint ID %q", ErrInvalid, id)
 	}
 	blob, err := s.rdb.HGet(ctx, s.key(session, "ckpt"), id).Bytes()
 	if errors.Is(err, redis.Nil) {

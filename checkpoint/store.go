@@ -316,3 +316,15 @@ func loadHeadCheckpoint(ctx context.Context, s Store, session string, head Meta)
 	}
 	return c, nil
 }
+
+// checkIDs validates a session and a checkpoint ID before a store looks
+// either up.
+func checkIDs(session, id string) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	if !ValidSessionID(id) {
+		return fmt.Errorf("%w: checkpoint ID %q", ErrInvalid, id)
+	}
+	return nil
+}
