@@ -53,7 +53,41 @@ type Part struct {
 	CallID string `json:"call_id,omitempty"`
 	// IsError marks a tool result the tool reported as failed.
 	IsError bool `json:"is_error,omitempty"`
+
+	// Failed and Harness are tags a reader derives from its agent's
+	// conventions (package format), so that no layer above has to know
+	// them. They are not content: Fingerprint leaves them out and writers
+	// do not emit them.
+	//
+	// Failed marks a tool result that failed by the agent's conventions:
+	// IsError, a non-zero exit code in the output's envelope, an error
+	// observation.
+	Failed bool `json:"failed,omitempty"`
+	// Harness marks a text part that the agent's harness injected
+	// (reminders, caveats, command wrappers, environment context) rather
+	// than the person or the model wrote.
+	Harness bool `json:"harness,omitempty"`
 }
+
+// ToolKind says what a tool call does, whichever agent made it. Readers set
+// it from their agent's table in package format; the layers above read it
+// instead of guessing from tool names.
+type ToolKind string
+
+// Tool kinds. The zero value means the call was not tagged (built in code,
+// or read by a reader that knows no table for the tool); ToolOther means the
+// reader knows the tool and it is none of the others.
+const (
+	ToolShell  ToolKind = "shell"  // runs a command
+	ToolRead   ToolKind = "read"   // reads a file
+	ToolWrite  ToolKind = "write"  // creates, edits or deletes a file
+	ToolSearch ToolKind = "search" // searches file contents or names
+	ToolList   ToolKind = "list"   // lists a directory
+	ToolWeb    ToolKind = "web"    // fetches a page or searches the web
+	ToolPlan   ToolKind = "plan"   // updates a plan or a todo list
+	ToolAgent  ToolKind = "agent"  // hands a subtask to another agent
+	ToolOther  ToolKind = "other"  // a known tool of none of the kinds above
+)
 
 // Image references an image in a message: by URL, or inline as base64 data.
 type Image struct {
@@ -70,6 +104,12 @@ type ToolCall struct {
 	// JSON-encoded string (OpenAI) are decoded into it; a string that is not
 	// valid JSON is kept as a JSON string value.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+
+	// Kind and Target are tags the reader derives from its agent's
+	// conventions (see Part.Failed): what the call does and what it works
+	// on (a path, a command, a URL or a query). Fingerprint leaves them out.
+	Kind   ToolKind `json:"kind,omitempty"`
+	Target string   `json:"target,omitempty"`
 }
 
 // Message is one turn of a transcript.
