@@ -110,10 +110,10 @@ type Row struct {
 	HeadTail int `json:"head_tail"`
 	Prune    int `json:"prune"`
 	// HandoffChars is the rendered handoff's length in characters.
-	HandoffChars int `json:"handoff_chars"`
-	TokensBefore int `json:"tokens_before"`
-	TokensAfter  int `json:"tokens_after"`
-	PruneTokens  int `json:"prune_tokens,omitempty"`
+	HandoffChars int            `json:"handoff_chars"`
+	TokensBefore int            `json:"tokens_before"`
+	TokensAfter  int            `json:"tokens_after"`
+	PruneTokens  int            `json:"prune_tokens,omitempty"`
 	Method       compact.Method `json:"method"`
 	// Missing lists the needed facts the output lost, sorted, with what
 	// kind of name each is and where the dropped middle had it.

@@ -444,12 +444,12 @@ type LabelSummary struct {
 	Errors      int `json:"errors"`
 	// Mean middle shares of the window's handoff, of the compacted output
 	// and of its handoff alone; Mean*All the shares over every item.
-	WindowMiddle       float64 `json:"window_handoff_middle_share"`
-	CompactedMiddle    float64 `json:"compacted_output_middle_share"`
-	CompactedHOMiddle  float64 `json:"compacted_handoff_middle_share"`
-	WindowAll          float64 `json:"window_handoff_share"`
-	CompactedAll       float64 `json:"compacted_output_share"`
-	CompactedHOAll     float64 `json:"compacted_handoff_share"`
+	WindowMiddle      float64 `json:"window_handoff_middle_share"`
+	CompactedMiddle   float64 `json:"compacted_output_middle_share"`
+	CompactedHOMiddle float64 `json:"compacted_handoff_middle_share"`
+	WindowAll         float64 `json:"window_handoff_share"`
+	CompactedAll      float64 `json:"compacted_output_share"`
+	CompactedHOAll    float64 `json:"compacted_handoff_share"`
 	// Asks counts the labelled latest asks (in the window, for the
 	// window's handoff) and how many were kept verbatim.
 	WindowAsks, WindowAsksKept       int `json:"-"`

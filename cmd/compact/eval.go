@@ -345,7 +345,6 @@ func (b *evalBar) end() {
 // errNoLabels is returned when --labels names a directory without labels.
 var errNoLabels = errors.New("no NAME.labels.json files")
 
-
 // runEvalLabels scores the labelled transcripts of --labels DIR.
 func runEvalLabels(ctx context.Context, e *env, o *evalOptions, opts eval.Options, pos []string) error {
 	if len(pos) > 0 {
