@@ -46,8 +46,9 @@ func TestGoldenFallback(t *testing.T) {
 		path := filepath.Join(corpusDir, name)
 		t.Run(name, func(t *testing.T) {
 			in := readCorpus(t, path)
-			cfg := Config{Model: "gpt-4o", Force: true, Strategy: StrategyFallback,
-				Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }}
+			cfg := DefaultConfig()
+			cfg.Force, cfg.Strategy = true, StrategyFallback
+			cfg.Now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }
 			res, err := mustNew(t, cfg).Compact(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
@@ -148,13 +149,13 @@ func firstDiff(want, got string) string {
 			g = gl[i]
 		}
 		if w != g {
-			return "line " + itoa(i+1) + ":\n- " + clip(w) + "\n+ " + clip(g)
+			return "line " + itoa(i+1) + ":\n- " + excerpt(w) + "\n+ " + excerpt(g)
 		}
 	}
 	return "(equal lines, different bytes)"
 }
 
-func clip(s string) string {
+func excerpt(s string) string {
 	if len(s) > 300 {
 		return s[:300] + "…"
 	}

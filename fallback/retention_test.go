@@ -491,7 +491,9 @@ func countTokens(s string) int {
 // budget).
 func TestRetentionCompacted(t *testing.T) {
 	sets := loadLabelled(t)
-	c, err := compactor.New(compactor.Config{Window: 32000, Force: true, Strategy: compactor.StrategyFallback})
+	cfg := compactor.DefaultConfig()
+	cfg.Window, cfg.Force, cfg.Strategy = 32000, true, compactor.StrategyFallback
+	c, err := compactor.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package compactor
+package llm
 
 import (
 	"context"
@@ -28,6 +28,17 @@ type callError struct {
 
 func (e *callError) Error() string { return e.msg }
 func (e *callError) Unwrap() error { return e.cause }
+
+// Sentinel errors callers branch on.
+var (
+	// ErrBadResponse marks an answer that is not a usable handoff: empty,
+	// refused, cut off by the length limit, or missing sections (then it
+	// also wraps compact.ErrIncompleteHandoff).
+	ErrBadResponse = errors.New("unusable summarizer response")
+	// ErrCircuitOpen is returned without calling the provider while the
+	// circuit breaker is open after repeated failures.
+	ErrCircuitOpen = errors.New("summarizer circuit breaker open")
+)
 
 var (
 	errCallTimeout  = errors.New("call timed out")

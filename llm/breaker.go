@@ -1,4 +1,4 @@
-package compactor
+package llm
 
 import (
 	"sync"

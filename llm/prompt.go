@@ -1,4 +1,4 @@
-package compactor
+package llm
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/clip"
 )
 
 // item is one message of the window rendered as text for the prompt.
@@ -36,7 +37,7 @@ func renderWindow(window []compact.Message, count func(string) int, maxTokens, m
 	var items []item
 	for i := range window {
 		m := &window[i]
-		if isSummary(m) {
+		if m.IsSummary() {
 			prev = append(prev, previousText(m, count, maxPrevTokens))
 			continue
 		}
@@ -46,7 +47,7 @@ func renderWindow(window []compact.Message, count func(string) int, maxTokens, m
 		}
 		n := count(text)
 		if n > maxTokens {
-			text = keepEnds(text, max(len(text)*maxTokens/n, 200), bytesMarker)
+			text = clip.Ends(text, max(len(text)*maxTokens/n, 200), clip.BytesMarker)
 			n = maxTokens
 		}
 		items = append(items, item{text: text, tokens: n})
@@ -62,11 +63,11 @@ func previousText(m *compact.Message, count func(string) int, maxTokens int) str
 		if h, err := compact.ParseHandoff(text); err == nil {
 			text = h.Render()
 		} else {
-			text = strings.TrimSpace(stripMarkers(text))
+			text = strings.TrimSpace(compact.StripHandoffMarkers(text))
 		}
 	}
 	if n := count(text); n > maxTokens {
-		text = keepEnds(text, max(len(text)*maxTokens/n, 200), bytesMarker)
+		text = clip.Ends(text, max(len(text)*maxTokens/n, 200), clip.BytesMarker)
 	}
 	return text
 }
@@ -99,13 +100,13 @@ func renderMessage(m *compact.Message, names map[string]string) string {
 			// Reasoning often holds the why of a decision; a bounded
 			// excerpt is worth its tokens.
 			if strings.TrimSpace(p.Text) != "" {
-				b.WriteString("(thinking) " + keepEnds(p.Text, thinkingBytes, bytesMarker) + "\n")
+				b.WriteString("(thinking) " + clip.Ends(p.Text, thinkingBytes, clip.BytesMarker) + "\n")
 			}
 		case compact.PartImage:
 			b.WriteString("[image]\n")
 		case compact.PartToolCall:
 			if p.ToolCall != nil {
-				args := keepEnds(string(p.ToolCall.Arguments), argsBytes, bytesMarker)
+				args := clip.Ends(string(p.ToolCall.Arguments), argsBytes, clip.BytesMarker)
 				fmt.Fprintf(&b, "→ call %s %s\n", p.ToolCall.Name, args)
 			}
 		case compact.PartToolResult:
@@ -212,33 +213,42 @@ Rules:
 	return b.String()
 }()
 
+// promptInput is what one call's prompt is built from.
+type promptInput struct {
+	previous    string // the handoff of earlier turns, to update
+	focus       string
+	chunk       []item
+	part, parts int // this chunk's number, from 1, and how many there are
+	maxTokens   int
+}
+
 // buildPrompt assembles the messages of one call.
-func buildPrompt(previous, focus string, chunk []item, k, n, maxTokens int) []openai.ChatCompletionMessage {
+func buildPrompt(in promptInput) []openai.ChatCompletionMessage {
 	var b strings.Builder
-	if previous != "" {
+	if in.previous != "" {
 		b.WriteString("Previous summary of even earlier turns (update it with the turns below):\n<previous-summary>\n")
-		b.WriteString(previous)
+		b.WriteString(in.previous)
 		b.WriteString("\n</previous-summary>\n\n")
 	}
-	if focus != "" {
-		b.WriteString("Focus: pay special attention to " + focus + "\n\n")
+	if in.focus != "" {
+		b.WriteString("Focus: pay special attention to " + in.focus + "\n\n")
 	}
 	part := ""
 	switch {
-	case n > 1 && k > 1:
-		part = fmt.Sprintf(" (part %d of %d; the summary above covers the parts before)", k, n)
-	case n > 1:
-		part = fmt.Sprintf(" (part %d of %d)", k, n)
+	case in.parts > 1 && in.part > 1:
+		part = fmt.Sprintf(" (part %d of %d; the summary above covers the parts before)", in.part, in.parts)
+	case in.parts > 1:
+		part = fmt.Sprintf(" (part %d of %d)", in.part, in.parts)
 	}
 	b.WriteString("Turns to summarize" + part + ":\n<transcript>\n")
-	for i, it := range chunk {
+	for i, it := range in.chunk {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
 		b.WriteString(it.text)
 	}
 	b.WriteString("\n</transcript>\n\n")
-	fmt.Fprintf(&b, "Write the handoff now, with all %d headings, in at most about %d tokens.", len(compact.HandoffSections), maxTokens)
+	fmt.Fprintf(&b, "Write the handoff now, with all %d headings, in at most about %d tokens.", len(compact.HandoffSections), in.maxTokens)
 	return []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: systemPrompt},
 		{Role: openai.ChatMessageRoleUser, Content: b.String()},
