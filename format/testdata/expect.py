@@ -6,7 +6,11 @@ readers document (live context, merging of split records, Synthetic and
 Summary marks, records), written over the raw files with nothing but the
 standard library. Its output is the `corpusExpect` table; regenerate with
 
-    python3 testdata/corpus/transcripts/expect.py > /tmp/table.go
+    python3 format/testdata/expect.py > /tmp/table.go
+
+It reads the transcripts of the shared corpus, which is not part of this
+repository: $COMPACT_CORPUS/transcripts, else ../shared/corpus/transcripts
+(both relative to the repository's root).
 
 and compare by hand: a difference means one of the two implementations is
 wrong, and the test says which file and which figure.
@@ -16,7 +20,24 @@ import os
 import re
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+def corpus_transcripts():
+    """The shared corpus's transcripts directory, found as the Go tests
+    find it (package internal/corpus): $COMPACT_CORPUS, else
+    ../shared/corpus, relative to the module root."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    while not os.path.exists(os.path.join(root, "go.mod")):
+        parent = os.path.dirname(root)
+        if parent == root:
+            sys.exit("expect.py: no go.mod above " + os.path.abspath(__file__))
+        root = parent
+    corpus = os.path.join(root, os.environ.get("COMPACT_CORPUS") or "../shared/corpus")
+    d = os.path.join(corpus, "transcripts")
+    if not os.path.isdir(d):
+        sys.exit("expect.py: no shared corpus at %s (put it at ../shared/corpus beside the repository, or set COMPACT_CORPUS)" % corpus)
+    return d
+
+
+TRANSCRIPTS = corpus_transcripts() if __name__ == "__main__" else None
 
 HANDOFF = "<<<compact:handoff>>>"
 
@@ -535,10 +556,10 @@ def expect(name, fmt, msgs, recs):
 
 
 def main():
-    files = sorted(f for f in os.listdir(HERE) if f not in ("SOURCES.md", "expect.py"))
+    files = sorted(f for f in os.listdir(TRANSCRIPTS) if os.path.splitext(f)[1] in (".json", ".jsonl", ".traj"))
     print("var corpusExpect = []corpusCase{")
     for f in files:
-        path = os.path.join(HERE, f)
+        path = os.path.join(TRANSCRIPTS, f)
         raw = open(path, encoding="utf-8").read()
         if f.startswith("claudecode_") and f.endswith(".jsonl"):
             recs = []
