@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // The corpus tests read every real transcript of the shared corpus (with
@@ -652,7 +653,7 @@ func checkKeptVerbatim(t *testing.T, in *compact.Transcript, out []byte) {
 		for _, rec := range in.Messages[i].Source.Records {
 			switch {
 			case in.Format == string(Codex) && codexIsLine(rec):
-				rec = memberOf(rec, "payload")
+				rec = jsonscan.Lookup(rec, "payload")
 			case in.Format == string(ClaudeCode) && bytes.IndexByte(rec, '\n') < 0:
 				if !slices.ContainsFunc(lines, func(l []byte) bool { return bytes.Equal(l, ccSetParent(rec, "-")) }) {
 					t.Errorf("message %d: record not in the output (even up to parentUuid): %s", i, head(rec))

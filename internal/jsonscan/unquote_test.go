@@ -1,4 +1,4 @@
-package format
+package jsonscan
 
 import (
 	"encoding/json"
@@ -8,10 +8,9 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestUnquoteJSONMatchesEncodingJSON: the fast unquoting of tool outputs
-// gives exactly what encoding/json gives, for any valid string literal:
+// TestUnquoteMatchesEncodingJSON: Unquote gives exactly what encoding/json gives, for any valid string literal:
 // escapes, surrogate pairs and lone surrogates, invalid UTF-8.
-func TestUnquoteJSONMatchesEncodingJSON(t *testing.T) {
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 	piece := rapid.OneOf(
 		rapid.Map(rapid.SliceOfN(rapid.ByteRange(0x20, 0xff), 1, 8), func(b []byte) string {
 			out := make([]byte, 0, len(b))
@@ -36,7 +35,7 @@ func TestUnquoteJSONMatchesEncodingJSON(t *testing.T) {
 		if json.Unmarshal([]byte(lit), &want) != nil {
 			t.Skip("not a valid literal")
 		}
-		if got := unquoteJSON([]byte(lit)); got != want {
+		if got, ok := Unquote([]byte(lit)); !ok || got != want {
 			t.Fatalf("%q: got %q, want %q", lit, got, want)
 		}
 	})
