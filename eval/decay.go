@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 
@@ -56,7 +57,7 @@ func (e *Evaluator) decay(ctx context.Context, s *session) *Decay {
 	}
 	cfg := e.opts.Config
 	if cfg.Counter == nil {
-		c, err := tokens.ForModel(cfg.Model)
+		c, err := tokens.ForModel(cmp.Or(cfg.Model, compactor.DefaultModel), tokens.WithModels(cfg.Models))
 		if err != nil {
 			d.Error = err.Error()
 			return d
@@ -67,20 +68,14 @@ func (e *Evaluator) decay(ctx context.Context, s *session) *Decay {
 	if d.Window == 0 {
 		d.Window = max(minDecayWindow, cfg.Counter.Transcript(all)/decayShare)
 	}
-	cfg.Window, cfg.Force = d.Window, false
-	if e.opts.TargetShare > 0 {
-		cfg.TargetTokens = int(e.opts.TargetShare * float64(d.Window))
-	}
+	cfg = withWindow(cfg, d.Window)
+	cfg.Force = false
 	c, err := compactor.New(cfg)
 	if err != nil {
 		d.Error = err.Error()
 		return d
 	}
-	filled := c.Config()
-	trigger := filled.TriggerTokens
-	if trigger <= 0 {
-		trigger = int(filled.Threshold * float64(filled.Window-filled.OutputReserve))
-	}
+	trigger := c.Plan(compact.Transcript{}).Trigger
 	// A compaction is tried again only once the transcript grew by a tenth
 	// of the trigger since the last try, so a session whose kept head and
 	// tail alone reach the trigger is not compacted at every message.

@@ -114,7 +114,7 @@ func TestDeterministic(t *testing.T) {
 func TestNewRejects(t *testing.T) {
 	for _, o := range []Options{
 		{Cuts: []float64{0}}, {Cuts: []float64{1}}, {Cuts: []float64{0.5, 1.5}},
-		{TargetShare: 2}, {DecayWindow: -1},
+		{DecayWindow: -1},
 		{Config: compactor.Config{Strategy: "nonsense"}},
 	} {
 		if _, err := New(o); !errors.Is(err, ErrOptions) {

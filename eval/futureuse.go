@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,13 +28,12 @@ type Options struct {
 	// Cuts are the cut points, each a share in (0, 1) of the session's
 	// messages (default DefaultCuts).
 	Cuts []float64
-	// Config is the compaction to measure. Window, when zero, is set for
-	// each cut to 90% of the prefix's tokens (at least 4,000), as the
-	// reference scorer does; Force is always set.
+	// Config is the compaction to measure (start from
+	// compactor.DefaultConfig). Window, when zero, is set for each cut to
+	// 90% of the prefix's tokens (at least 4,000), as the reference scorer
+	// does; Force is always set. A target is best given as a share
+	// (TargetShare), which follows each cut's window.
 	Config compactor.Config
-	// TargetShare, when positive, sets each compaction's TargetTokens to
-	// this share of its window (the CLI's --target 40%).
-	TargetShare float64
 	// CountModel is the model whose counts size the windows (default
 	// gpt-4o, what `compact count` counts with).
 	CountModel string
@@ -65,9 +65,6 @@ func New(opts Options) (*Evaluator, error) {
 			return nil, fmt.Errorf("%w: cut %g is not a share in (0, 1)", ErrOptions, c)
 		}
 	}
-	if opts.TargetShare < 0 || opts.TargetShare > 1 {
-		return nil, fmt.Errorf("%w: target share %g is not in (0, 1]", ErrOptions, opts.TargetShare)
-	}
 	if opts.DecayWindow < 0 {
 		return nil, fmt.Errorf("%w: decay window %d is negative", ErrOptions, opts.DecayWindow)
 	}
@@ -83,7 +80,7 @@ func New(opts Options) (*Evaluator, error) {
 	}
 	// A compactor that cannot be built for these options fails here, once,
 	// rather than on every cut.
-	if _, err := compactor.New(withWindow(opts.Config, 8000, opts.TargetShare)); err != nil {
+	if _, err := compactor.New(withWindow(opts.Config, max(opts.Config.Window, 32000))); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	return &Evaluator{opts: opts, counter: c}, nil
@@ -193,7 +190,7 @@ func (e *Evaluator) cut(ctx context.Context, s *session, frac float64) (Row, boo
 	if row.Window == 0 {
 		row.Window = max(4000, int(float64(e.total(t))*0.9))
 	}
-	c, err := compactor.New(withWindow(e.opts.Config, row.Window, e.opts.TargetShare))
+	c, err := compactor.New(withWindow(e.opts.Config, row.Window))
 	if err != nil {
 		row.Error = err.Error()
 		return row, true
@@ -245,12 +242,22 @@ func (e *Evaluator) cut(ctx context.Context, s *session, frac float64) (Row, boo
 	return row, true
 }
 
-// withWindow returns cfg compacting, forced, at window tokens.
-func withWindow(cfg compactor.Config, window int, targetShare float64) compactor.Config {
+// withWindow returns cfg compacting, forced, at window tokens. A window
+// the model's output reserve does not fit in (the small windows of short
+// prefixes) gets the model's reserve scaled down to it, the share of the
+// window the model reserves, rather than an error.
+func withWindow(cfg compactor.Config, window int) compactor.Config {
 	cfg.Window = window
 	cfg.Force = true
-	if targetShare > 0 {
-		cfg.TargetTokens = int(targetShare * float64(window))
+	if cfg.OutputReserve == 0 {
+		models := cfg.Models
+		if models == nil {
+			models = tokens.DefaultModels()
+		}
+		m, _ := models.Lookup(cmp.Or(cfg.Model, compactor.DefaultModel))
+		if m.OutputReserve >= window && m.Window > 0 {
+			cfg.OutputReserve = max(1, int(int64(window)*int64(m.OutputReserve)/int64(m.Window)))
+		}
 	}
 	return cfg
 }
@@ -268,7 +275,7 @@ func (e *Evaluator) total(t compact.Transcript) int {
 // prune scores the prune strategy's output of t on the same needed facts
 // and returns how many it keeps and its tokens.
 func (e *Evaluator) prune(ctx context.Context, t compact.Transcript, window int, need []int32, s *session) (kept, tokensAfter int) {
-	cfg := withWindow(e.opts.Config, window, e.opts.TargetShare)
+	cfg := withWindow(e.opts.Config, window)
 	cfg.Strategy, cfg.Summarizer = compactor.StrategyPrune, nil
 	c, err := compactor.New(cfg)
 	if err != nil {

@@ -15,7 +15,9 @@ import (
 // fallbackConfig is the compaction future_use.py measures by default:
 // the CLI's defaults with --summarizer fallback.
 func fallbackConfig() compactor.Config {
-	return compactor.Config{Strategy: compactor.StrategyFallback, KeepHead: 1, Threshold: 0.8}
+	cfg := compactor.DefaultConfig()
+	cfg.Strategy = compactor.StrategyFallback
+	return cfg
 }
 
 // agentSession writes an OpenAI Chat session of turns tool calls: the

@@ -146,7 +146,7 @@ func (e *Evaluator) compactLabelled(ctx context.Context, t compact.Transcript) (
 	if cfg.Window == 0 {
 		cfg.Window = DefaultLabelWindow
 	}
-	c, err := compactor.New(withWindow(cfg, cfg.Window, e.opts.TargetShare))
+	c, err := compactor.New(withWindow(cfg, cfg.Window))
 	if err != nil {
 		return compactor.Result{}, err
 	}

@@ -165,15 +165,6 @@ func (o *evalOptions) evalOptions(e *env) (eval.Options, error) {
 	if opts.Decay == 0 {
 		opts.Decay = -1
 	}
-	// A target given as a share applies to each compaction's own window.
-	cfg.TargetTokens = 0
-	if p, ok := strings.CutSuffix(strings.TrimSpace(o.target), "%"); ok {
-		f, _ := strconv.ParseFloat(p, 64)
-		opts.TargetShare = f / 100
-	} else {
-		cfg.TargetTokens, _ = strconv.Atoi(strings.TrimSpace(o.target))
-	}
-	opts.Config = cfg
 	return opts, nil
 }
 
@@ -403,19 +394,15 @@ func runEvalLabels(ctx context.Context, e *env, o *evalOptions, opts eval.Option
 }
 
 // windowSummarizer is what writes the handoff of a labelled middle window:
-// the summarizer the flags chose, at the fallback's default budget.
+// the summarizer the flags chose (nil: the fallback), at the fallback's
+// default budget, the window redacted first as a compaction does.
 func windowSummarizer(opts eval.Options) (eval.WindowSummarizer, error) {
 	cfg := opts.Config
-	llm := cfg.Strategy == compactor.StrategyLLM || cfg.Strategy == compactor.StrategyAuto && (cfg.LLM.APIKey != "" || cfg.LLM.BaseURL != "")
 	if cfg.Strategy == compactor.StrategyPrune {
 		return nil, errors.New("--labels scores handoffs: the prune strategy writes none")
 	}
-	if !llm {
-		return nil, nil // the fallback
-	}
-	s, err := compactor.NewLLM(cfg.LLM)
-	if err != nil {
-		return nil, err
+	if cfg.Summarizer == nil || cfg.Strategy == compactor.StrategyFallback {
+		return nil, nil
 	}
 	r, err := redact.New(redact.Config{})
 	if err != nil {
@@ -423,7 +410,8 @@ func windowSummarizer(opts eval.Options) (eval.WindowSummarizer, error) {
 	}
 	return func(ctx context.Context, w []compact.Message) (compact.Handoff, error) {
 		red, _ := r.Transcript(compact.Transcript{Messages: w})
-		sum, err := s.Summarize(ctx, compactor.Request{Window: red.Messages, Redacted: true, MaxTokens: fallback.DefaultMaxTokens, Focus: cfg.Focus})
+		sum, err := cfg.Summarizer.Summarize(ctx, compact.SummaryRequest{Window: red.Messages, Redacted: true,
+			MaxTokens: fallback.DefaultMaxTokens, Focus: r.String(cfg.Focus)})
 		return sum.Handoff, err
 	}, nil
 }
