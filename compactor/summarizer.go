@@ -3,6 +3,7 @@ package compactor
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/fallback"
@@ -18,6 +19,9 @@ var (
 	// ErrInvalidResult means a compaction failed its own validation; the
 	// transcript is returned unchanged.
 	ErrInvalidResult = errors.New("compaction result failed validation")
+	// ErrOverWindow is wrapped by Result.Overflow when a transcript does
+	// not fit the usable window (Window − OutputReserve), compacted or not.
+	ErrOverWindow = errors.New("transcript over the usable window")
 )
 
 // FallbackCause says why the deterministic fallback wrote a handoff.
@@ -48,8 +52,13 @@ func (d deterministic) Summarize(ctx context.Context, req compact.SummaryRequest
 	if err := ctx.Err(); err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
 	}
-	h, err := fallback.Build(req.Window, fallback.Config{MaxTokens: req.MaxTokens, Redactor: d.redactor,
-		Count: req.Count, Redacted: req.Redacted})
+	cfg := fallback.Config{MaxTokens: req.MaxTokens, Redactor: d.redactor, Count: req.Count, Redacted: req.Redacted}
+	if req.LatestAsk != "" && !slices.ContainsFunc(req.Window, compact.Message.IsUserAsk) {
+		// The ask sits outside the window (in the kept head, say): carry
+		// it in as the task of the turns before, so the handoff quotes it.
+		cfg.Previous = &compact.Handoff{TaskSnapshot: req.LatestAsk}
+	}
+	h, err := fallback.Build(req.Window, cfg)
 	if err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
 	}
