@@ -2,7 +2,6 @@ package compactor
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -25,9 +24,7 @@ func TestHandoffFromTheRealWindow(t *testing.T) {
 	}
 	p := res.Plan
 	want, err := fallback.Build(in.Messages[p.HeadEnd:p.TailStart], fallback.Config{MaxTokens: c.cfg.handoffBudget(&p),
-		Count: c.counter.Text, Redactor: newTestRedactor(t),
-		// The ask sits in the kept head: the compactor carries it in.
-		Previous: &compact.Handoff{TaskSnapshot: in.Messages[1].Text()}})
+		Count: c.counter.Text, Redactor: newTestRedactor(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,31 +36,46 @@ func TestHandoffFromTheRealWindow(t *testing.T) {
 	}
 }
 
-// When the only ask sits in the kept head, the summarizers are still
-// given it: the LLM's prompt quotes it and the fallback's task snapshot is
-// it, instead of "(none)".
+// recording is a Summarizer that keeps the requests it was given and
+// answers with a fixed handoff.
+type recording struct{ reqs []compact.SummaryRequest }
+
+func (r *recording) Summarize(_ context.Context, req compact.SummaryRequest) (compact.Summary, error) {
+	r.reqs = append(r.reqs, req)
+	return compact.Summary{Handoff: compact.Handoff{TaskSnapshot: req.LatestAsk, Goal: "g"}, Model: "rec"}, nil
+}
+
+// When the only ask sits in the kept head, a Summarizer is still given it,
+// redacted, and the LLM's prompt quotes it, instead of asking for "the
+// user's most recent request" without showing it.
 func TestSummarizersSeeTheLatestAskWherever(t *testing.T) {
-	const ask = "Fix the failing test in pkg/foo."
-	in := agentRun(60, 600) // the ask is message 1, in the head
+	const secret = "hunter2-Secret-Token-0123456789"
+	ask := "Fix the failing test in pkg/foo; the staging password is " + secret
+	in := agentRun(60, 600)
+	in.Messages[1] = user(ask) // in the head
 	cfg := testConfig()
+	cfg.Redactor = newTestRedactor(t, secret)
+	rec := &recording{}
+	cfg.Strategy, cfg.Summarizer = StrategyLLM, rec
 	c := mustNew(t, cfg)
 	if p := c.Plan(in); p.HeadEnd <= 1 {
 		t.Fatalf("the ask is not in the head (head ends at %d)", p.HeadEnd)
 	}
-	res, err := c.Compact(context.Background(), in)
-	if err != nil || res.Handoff == nil || res.Handoff.TaskSnapshot != ask {
-		t.Fatalf("fallback: %v, task snapshot %q", err, res.Handoff.TaskSnapshot)
+	if _, err := c.Compact(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.reqs[0].LatestAsk
+	if !strings.HasPrefix(got, "Fix the failing test in pkg/foo") || strings.Contains(got, secret) || !strings.Contains(got, "[REDACTED") {
+		t.Fatalf("LatestAsk %q", got)
 	}
 
-	f, srv := newFakeProvider(t, func(w http.ResponseWriter, prompt string) {
-		answerHandoff(compact.Handoff{TaskSnapshot: ask, Goal: "green tests"})(w, prompt)
-	})
-	cfg.Strategy, cfg.Summarizer = StrategyLLM, llmSummarizer(t, srv, 0)
-	res, err = mustNew(t, cfg).Compact(context.Background(), in)
+	f, srv := newFakeProvider(t, answerHandoff(compact.Handoff{TaskSnapshot: "the ask", Goal: "green tests"}))
+	cfg.Summarizer = llmSummarizer(t, srv, 0)
+	res, err := mustNew(t, cfg).Compact(context.Background(), in)
 	if err != nil || res.Record.Method != compact.MethodLLM {
 		t.Fatalf("llm: %v %+v", err, res.Record)
 	}
-	if len(f.prompts) != 1 || !strings.Contains(f.prompts[0], "<latest-request>\n"+ask+"\n</latest-request>") {
-		t.Fatalf("the prompt does not show the latest ask:\n%.2000s", f.prompts[0])
+	if len(f.prompts) != 1 || !strings.Contains(f.prompts[0], "<latest-request>\nFix the failing test in pkg/foo") || strings.Contains(f.prompts[0], secret) {
+		t.Fatalf("the prompt does not show the latest ask, redacted:\n%.2000s", f.prompts[0])
 	}
 }

@@ -3,7 +3,6 @@ package compactor
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/fallback"
@@ -52,12 +51,9 @@ func (d deterministic) Summarize(ctx context.Context, req compact.SummaryRequest
 	if err := ctx.Err(); err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
 	}
+	// req.LatestAsk is not carried in: the fallback quotes the asks of the
+	// window, and one outside it is kept verbatim beside the handoff.
 	cfg := fallback.Config{MaxTokens: req.MaxTokens, Redactor: d.redactor, Count: req.Count, Redacted: req.Redacted}
-	if req.LatestAsk != "" && !slices.ContainsFunc(req.Window, compact.Message.IsUserAsk) {
-		// The ask sits outside the window (in the kept head, say): carry
-		// it in as the task of the turns before, so the handoff quotes it.
-		cfg.Previous = &compact.Handoff{TaskSnapshot: req.LatestAsk}
-	}
 	h, err := fallback.Build(req.Window, cfg)
 	if err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
