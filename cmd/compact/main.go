@@ -50,6 +50,7 @@ func commands() []command {
 		{"redact", "mask secrets in a transcript or any text", runRedact},
 		{"checkpoint", "list, show, verify, resume and prune checkpoints", runCheckpoint},
 		{"batch", "compact every transcript under a directory, resumably", runBatch},
+		{"serve", "compact in flight: a proxy for agents speaking the OpenAI or Anthropic API", runServe},
 		{"version", "print the version", runVersion},
 	}
 }
