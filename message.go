@@ -242,6 +242,24 @@ func (m Message) IsUserAsk() bool {
 		strings.TrimSpace(m.Text()) != ""
 }
 
+// IsSummary reports whether the message summarises earlier turns: marked
+// Summary by its reader, or a user message whose text is a compact handoff
+// (a format with no place for the mark may lose it).
+func (m Message) IsSummary() bool {
+	if m.Summary {
+		return true
+	}
+	if m.Role != RoleUser {
+		return false
+	}
+	for _, p := range m.Parts {
+		if p.Type == PartText {
+			return IsHandoffText(p.Text)
+		}
+	}
+	return false
+}
+
 // Fingerprint returns a hash of the message's content: role, name, parts,
 // answered call ids and flags, but not its ID or Source. Two messages with the
 // same fingerprint say the same thing.

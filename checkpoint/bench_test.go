@@ -15,6 +15,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/checkpoint/storetest"
+	"github.com/compactkit/compact/internal/corpus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,7 +25,7 @@ import (
 // test data, not the format package's.
 func realTranscript(tb testing.TB, maxRaw int) compact.Transcript {
 	tb.Helper()
-	f, err := os.Open("../testdata/corpus/transcripts/claudecode_agentcmd_full-session-four.jsonl")
+	f, err := os.Open(corpus.Path(tb, corpus.Transcripts, "claudecode_agentcmd_full-session-four.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}

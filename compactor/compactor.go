@@ -2,7 +2,6 @@ package compactor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/compactkit/compact"
@@ -16,55 +15,50 @@ import (
 type Compactor struct {
 	cfg      Config
 	counter  Counter
+	exact    bool
 	redactor *redact.Redactor
-	primary  Summarizer // nil: the fallback is the only summarizer
-	fallback Summarizer
+	primary  compact.Summarizer // nil: the fallback is the only summarizer
+	fallback compact.Summarizer
 }
 
-// New returns a Compactor configured by cfg, zero fields set to their
-// defaults (see DefaultConfig).
+// New returns a Compactor configured by cfg, or an error wrapping
+// ErrConfig that names the first value that cannot work.
 func New(cfg Config) (*Compactor, error) {
-	cfg.fill()
-	st, err := ParseStrategy(string(cfg.Strategy))
+	m, known, err := cfg.resolve()
 	if err != nil {
 		return nil, fmt.Errorf("compactor: %w", err)
 	}
-	cfg.Strategy = st
-	if cfg.Threshold > 1 {
-		return nil, fmt.Errorf("compactor: threshold %g is above 1 (it is a share of the usable window)", cfg.Threshold)
-	}
-	if cfg.Window <= 0 {
-		return nil, fmt.Errorf("compactor: window %d tokens; set Window or a known Model", cfg.Window)
-	}
-	c := &Compactor{cfg: cfg, counter: cfg.Counter, redactor: cfg.Redactor}
+	c := &Compactor{cfg: cfg, counter: cfg.Counter, redactor: cfg.Redactor, exact: known && !m.Estimated}
 	if c.counter == nil {
-		tc, err := tokens.ForModel(cfg.Model)
+		tc, err := tokens.ForModel(cfg.Model, tokens.WithModels(cfg.Models))
 		if err != nil {
 			return nil, fmt.Errorf("compactor: token counter for %q: %w", cfg.Model, err)
 		}
-		c.counter = tc
+		c.counter, c.exact = tc, tc.Exact()
+	} else if e, ok := cfg.Counter.(interface{ Exact() bool }); ok {
+		c.exact = e.Exact()
+	} else {
+		c.exact = true // the caller's counter: trust it
 	}
 	if c.redactor == nil {
 		if c.redactor, err = redact.New(redact.Config{}); err != nil {
 			return nil, fmt.Errorf("compactor: redactor: %w", err)
 		}
 	}
-	c.fallback = Fallback{Redactor: c.redactor}
-	switch {
-	case st == StrategyFallback || st == StrategyPrune:
-	case cfg.Summarizer != nil:
+	c.fallback = deterministic{redactor: c.redactor}
+	if cfg.Strategy == StrategyAuto || cfg.Strategy == StrategyLLM {
 		c.primary = cfg.Summarizer
-	case st == StrategyLLM && !cfg.LLM.configured():
-		return nil, errors.New("compactor: the llm strategy needs an API key or a base URL (LLMConfig)")
-	case cfg.LLM.configured():
-		if c.primary, err = NewLLM(cfg.LLM); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
 }
 
-// Config returns the configuration in use, defaults filled in.
+// Exact reports whether token counts are exact (the model's own
+// tokenizer) rather than estimates, as they are for models the table knows
+// only by name or not at all.
+func (c *Compactor) Exact() bool { return c.exact }
+
+// Config returns the configuration in use, derived values (window,
+// reserve, target) filled in.
 func (c *Compactor) Config() Config { return c.cfg }
 
 // Result is the outcome of a compaction.
@@ -85,6 +79,13 @@ type Result struct {
 	// than 10% of the tokens. Without Force such a compaction is not done
 	// at all, so an agent loop calling Compact again does not churn.
 	Ineffective bool
+	// Fallback says why the deterministic fallback wrote the handoff
+	// instead of the Summarizer; empty when it did not, or was asked for.
+	Fallback FallbackCause
+	// SummaryErr is the Summarizer's failure, with secrets masked, when
+	// Fallback is FallbackSummaryFailed or FallbackInvalidHandoff. It
+	// wraps ErrSummaryFailed and the Summarizer's own error.
+	SummaryErr error
 }
 
 // Changed reports whether the transcript was changed.
@@ -104,6 +105,9 @@ type run struct {
 	rec     compact.Compaction
 	em      *emitter
 	secrets *secrets
+	// cause and summaryErr become Result.Fallback and Result.SummaryErr.
+	cause      FallbackCause
+	summaryErr error
 }
 
 // Compact compacts t when the policy says so (always with Force) and
@@ -184,6 +188,7 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 		reason := "the LLM handoff failed validation, used the deterministic fallback: " + err.Error()
 		r.rec.Reason, r.rec.Model = reason, ""
 		r.rec.Warnings = append(r.rec.Warnings, reason)
+		r.cause, r.summaryErr = FallbackInvalidHandoff, r.sanitize(fmt.Errorf("%w: %w", ErrSummaryFailed, err))
 		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: reason})
 		if sum, err = c.fallback.Summarize(ctx, r.request(input)); err != nil {
 			err = r.sanitize(fmt.Errorf("%w: fallback: %w", ErrSummaryFailed, err))
@@ -233,15 +238,25 @@ func (r *run) build(h compact.Handoff, digests map[int]string) (compact.Handoff,
 	return h, msg, out, err
 }
 
-func (r *run) request(input []compact.Message) Request {
+func (r *run) request(input []compact.Message) compact.SummaryRequest {
 	c := r.c
-	return Request{Window: input, Redacted: true, Focus: c.cfg.Focus, MaxTokens: c.cfg.handoffBudget(&r.plan),
-		Count: c.counter.Text, Notify: r.em.emit}
+	return compact.SummaryRequest{Window: input, Redacted: true, Focus: c.cfg.Focus, MaxTokens: c.cfg.handoffBudget(&r.plan),
+		Count: c.counter.Text, Notify: r.notify}
+}
+
+// notify turns a summarizer's progress into the compaction's events.
+func (r *run) notify(ev compact.SummaryEvent) {
+	kind := EventSummarizing
+	if ev.Kind == compact.SummaryRetry {
+		kind = EventRetry
+	}
+	r.em.emit(Event{Kind: kind, Attempt: ev.Attempt, Chunk: ev.Chunk, Chunks: ev.Chunks, Delay: ev.Delay,
+		Err: ev.Err, Duration: ev.Duration})
 }
 
 // summarize runs the primary summarizer, then the fallback where the
 // primary is missing or failed.
-func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, error) {
+func (r *run) summarize(ctx context.Context, input []compact.Message) (compact.Summary, error) {
 	c := r.c
 	req := r.request(input)
 	if c.primary != nil {
@@ -266,9 +281,11 @@ func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, 
 		}
 		r.rec.Reason = "the LLM summary failed, used the deterministic fallback: " + err.Error()
 		r.rec.Warnings = append(r.rec.Warnings, r.rec.Reason)
+		r.cause, r.summaryErr = FallbackSummaryFailed, err
 		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: r.rec.Reason, Duration: c.cfg.Now().Sub(t0)})
 	} else if c.cfg.Strategy == StrategyAuto {
 		r.rec.Reason = "no LLM configured: used the deterministic fallback"
+		r.cause = FallbackNoSummarizer
 	}
 	r.em.emit(Event{Kind: EventSummarizing, Attempt: 1, Chunk: 1, Chunks: 1})
 	sum, err := c.fallback.Summarize(ctx, req)
@@ -288,7 +305,7 @@ func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, 
 // emits done.
 func (r *run) finish(out compact.Transcript) Result {
 	c := r.c
-	res := Result{Transcript: out, Plan: r.plan}
+	res := Result{Transcript: out, Plan: r.plan, Fallback: r.cause, SummaryErr: r.summaryErr}
 	if r.rec.TokensAfter > r.plan.Target {
 		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("over target: %d tokens after compaction, target %d",
 			r.rec.TokensAfter, r.plan.Target))

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -113,8 +112,8 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		}
 		rep.Checkpoint = id
 	}
-	if _, known := tokens.LookupModel(o.model); o.model != "" && !known {
-		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
+	if !knownModel(c.Config()) {
+		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: the %d-token window is --window's and counts are estimates",
 			o.model, rep.Window)}, rep.Warnings...)
 	}
 	if o.report != "" {
@@ -170,48 +169,6 @@ func (o *compactOptions) check() error {
 	return nil
 }
 
-// config turns the flags and the environment into a compactor.Config;
-// compactor.New fills in what is left zero.
-func (o *compactOptions) config(e *env) (compactor.Config, error) {
-	cfg := compactor.Config{
-		Model:                 o.model,
-		Window:                o.window,
-		Threshold:             o.threshold,
-		Force:                 o.force,
-		KeepHead:              o.keepHead,
-		KeepTailTokens:        o.keepTailTokens,
-		AbortOnSummaryFailure: o.abort,
-		Focus:                 o.focus,
-		LLM: compactor.LLMConfig{
-			BaseURL: o.baseURL,
-			APIKey:  e.getenv("OPENAI_API_KEY"),
-			Model:   o.summaryModel,
-			Timeout: o.timeout,
-			Retries: o.retries,
-		},
-	}
-	if o.keepHead == 0 {
-		cfg.KeepHead = -1 // the compactor's zero means the default, one exchange
-	}
-	if o.retries == 0 {
-		cfg.LLM.Retries = -1
-	}
-	if cfg.LLM.BaseURL == "" {
-		cfg.LLM.BaseURL = e.getenv("OPENAI_BASE_URL")
-	}
-	cfg.Strategy, _ = compactor.ParseStrategy(o.summarizer)
-	window := o.window
-	if window == 0 {
-		window = compactor.DefaultConfig(o.model).Window
-	}
-	target, err := parseTarget(o.target, window)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.TargetTokens = target
-	return cfg, nil
-}
-
 // saveCheckpoint stores the compacted transcript and its record as the new
 // latest checkpoint of o.session, redacted unless --checkpoint-plain, and
 // returns the checkpoint's ID.
@@ -228,23 +185,6 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 		return "", err
 	}
 	return c.ID, nil
-}
-
-// parseTarget reads "40000" (tokens) or "40%" (of the window).
-func parseTarget(s string, window int) (int, error) {
-	s = strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || f <= 0 || f > 100 {
-			return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
-		}
-		return int(f / 100 * float64(window)), nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
-	}
-	return n, nil
 }
 
 // compactReport is the JSON written by --report.
@@ -271,6 +211,18 @@ type compactReport struct {
 	Error           string             `json:"error,omitempty"`
 	Compaction      compact.Compaction `json:"compaction"`
 	Plan            compactor.Plan     `json:"plan"`
+	// summaryErr is the LLM's failure when the fallback replaced it.
+	summaryErr error
+}
+
+// knownModel reports whether cfg's model table knows its model.
+func knownModel(cfg compactor.Config) bool {
+	models := cfg.Models
+	if models == nil {
+		models = tokens.DefaultModels()
+	}
+	_, ok := models.Lookup(cfg.Model)
+	return ok
 }
 
 func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res *compactor.Result, err error) *compactReport {
@@ -278,11 +230,11 @@ func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res
 		Input: input, Output: o.output, Format: res.Transcript.Format, Model: cfg.Model, Window: cfg.Window,
 		TokensBefore: res.Record.TokensBefore, TokensAfter: res.Record.TokensAfter, Saved: res.Record.Saved(),
 		Method: res.Record.Method, Reason: res.Record.Reason,
-		LLMConfigured: cfg.LLM.APIKey != "" || cfg.LLM.BaseURL != "",
+		LLMConfigured: cfg.Summarizer != nil,
 		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective,
 		Warnings:   append([]string{}, res.Record.Warnings...),
 		DurationMS: float64(res.Record.Duration.Microseconds()) / 1000,
-		Compaction: res.Record, Plan: res.Plan,
+		Compaction: res.Record, Plan: res.Plan, summaryErr: res.SummaryErr,
 	}
 	if r.Output == "" {
 		r.Output = "-"
@@ -321,8 +273,8 @@ func (r *compactReport) line() string {
 		fmt.Fprintf(&b, " (%s, %d attempts)", r.SummaryModel, r.LLMAttempts)
 	case r.Method == compact.MethodFallback && !r.LLMConfigured:
 		b.WriteString(" (no LLM configured)")
-	case r.Method == compact.MethodFallback && r.LLMAttempts > 0:
-		b.WriteString(" (LLM failed: " + shorten(strings.TrimPrefix(r.Reason, "the LLM summary failed, used the deterministic fallback: "), 120) + ")")
+	case r.Method == compact.MethodFallback && r.summaryErr != nil:
+		b.WriteString(" (LLM failed: " + shorten(r.summaryErr.Error(), 120) + ")")
 	}
 	fmt.Fprintf(&b, ", %s", secs)
 	if n := len(r.Warnings); n > 0 {

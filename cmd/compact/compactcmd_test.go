@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -369,5 +370,39 @@ func TestCompactCommandProgressOnATerminal(t *testing.T) {
 	last := s[strings.LastIndex(s, "\r\033[K")+len("\r\033[K"):]
 	if !strings.Contains(s, "compact: summarizing (attempt 1)") || !strings.HasPrefix(last, "compact: ") || !strings.Contains(last, "→") {
 		t.Fatalf("progress output %q", s)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		code, stdout, stderr := runCmd(t, "", nil, args...)
+		if code != exitOK || !strings.HasPrefix(stdout, "compact ") || strings.Count(stdout, "\n") != 1 {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	info := func(main string, settings ...string) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) {
+			bi := &debug.BuildInfo{Main: debug.Module{Path: "github.com/compactkit/compact", Version: main}}
+			for i := 0; i+1 < len(settings); i += 2 {
+				bi.Settings = append(bi.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+			}
+			return bi, true
+		}
+	}
+	for _, tt := range []struct {
+		set  string
+		info func() (*debug.BuildInfo, bool)
+		want string
+	}{
+		{"v9.9.9", info("v1.2.3"), "v9.9.9"}, // -ldflags wins
+		{"dev", info("v1.2.3"), "v1.2.3"},    // go install ...@v1.2.3
+		{"dev", info("(devel)", "vcs.revision", "0123456789abcdef0123", "vcs.time", "2025-01-02T03:04:05Z", "vcs.modified", "true"),
+			"devel 0123456789ab 2025-01-02T03:04:05Z, modified"},
+		{"dev", info("(devel)"), "dev"},
+		{"dev", func() (*debug.BuildInfo, bool) { return nil, false }, "dev"},
+	} {
+		if got := versionString(tt.set, tt.info); got != tt.want {
+			t.Errorf("versionString(%q) = %q, want %q", tt.set, got, tt.want)
+		}
 	}
 }
