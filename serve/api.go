@@ -2,11 +2,11 @@ package serve
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Provider names the upstream an API is served by.
@@ -137,11 +137,9 @@ func isOverflow(status int, body []byte) bool {
 }
 
 func mustJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonscan.Marshal(v)
+	if err != nil {
 		panic(err) // only called with types that always encode
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact/checkpoint"
-	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/serve"
 	"github.com/compactkit/compact/serve/servetest"
 )
@@ -124,7 +124,7 @@ func TestCompactionFailureForwardsOriginal(t *testing.T) {
 			t.Fatalf("%s: status %d, forwarded %q", body, status, r.up.Last().Body)
 		}
 	}
-	if !strings.Contains(r.get(t, "/metrics"), "compact_serve_warnings_total 3") {
+	if !strings.Contains(r.waitMetrics(t, "compact_serve_warnings_total 3"), "compact_serve_warnings_total 3") {
 		t.Fatal("warnings not counted")
 	}
 }
@@ -132,9 +132,9 @@ func TestCompactionFailureForwardsOriginal(t *testing.T) {
 // blocking is a summarizer that waits for its context to end.
 type blocking struct{}
 
-func (blocking) Summarize(ctx context.Context, _ compactor.Request) (compactor.Summary, error) {
+func (blocking) Summarize(ctx context.Context, _ compact.SummaryRequest) (compact.Summary, error) {
 	<-ctx.Done()
-	return compactor.Summary{}, ctx.Err()
+	return compact.Summary{}, ctx.Err()
 }
 
 // Streamed answers reach the client as the upstream sends them, not when

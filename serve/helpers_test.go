@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/fallback"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/serve"
 	"github.com/compactkit/compact/serve/servetest"
@@ -49,12 +50,13 @@ type counting struct {
 	fail  bool
 }
 
-func (c *counting) Summarize(ctx context.Context, req compactor.Request) (compactor.Summary, error) {
+func (c *counting) Summarize(ctx context.Context, req compact.SummaryRequest) (compact.Summary, error) {
 	c.calls.Add(1)
 	if c.fail {
-		return compactor.Summary{}, fmt.Errorf("scripted summarizer failure")
+		return compact.Summary{}, fmt.Errorf("scripted summarizer failure")
 	}
-	return compactor.Fallback{}.Summarize(ctx, req)
+	h, err := fallback.Build(req.Window, fallback.Config{MaxTokens: req.MaxTokens, Count: req.Count, Redacted: req.Redacted})
+	return compact.Summary{Handoff: h, Method: compact.MethodFallback}, err
 }
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -96,9 +98,10 @@ func newRig(t testing.TB, opts ...rigOption) *rig {
 		OpenAIUpstream:    r.upSrv.URL + "/v1",
 		AnthropicUpstream: r.upSrv.URL,
 		Models:            testModels(t),
-		Compaction:        compactor.Config{Summarizer: r.summary},
+		Compaction:        compactor.DefaultConfig(),
 		Logger:            slog.New(slog.NewJSONHandler(r.logs, nil)),
 	}
+	cfg.Compaction.Summarizer = r.summary
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -369,11 +372,31 @@ func (r *rig) get(t testing.TB, path string) string {
 // written once its answer is sent, which a streaming client may not wait for.
 func (r *rig) waitLogs(t testing.TB, substr string) string {
 	t.Helper()
+	return r.waitLogsN(t, substr, 1)
+}
+
+// waitLogsN waits for n occurrences of substr in the proxy's log.
+func (r *rig) waitLogsN(t testing.TB, substr string, n int) string {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s := r.logs.String()
-		if strings.Contains(s, substr) || time.Now().After(deadline) {
+		if strings.Count(s, substr) >= n || time.Now().After(deadline) {
 			return s
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitMetrics waits for /metrics to hold substr (a request is counted once
+// its answer is sent) and returns the page.
+func (r *rig) waitMetrics(t testing.TB, substr string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m := r.get(t, "/metrics")
+		if strings.Contains(m, substr) || time.Now().After(deadline) {
+			return m
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

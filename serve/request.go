@@ -5,12 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // view is a request body read for compaction: the transcript the format
@@ -38,24 +38,24 @@ type view struct {
 // elements, so the request cannot be rewritten element by element.
 var errNoPlace = errors.New("messages do not match the list's elements")
 
-// readView reads body as a request of a.
+// readView reads body as a request of a. The list and the other members
+// are found by their spans (package jsonscan), so that a new list can be
+// spliced between the body's other bytes.
 func readView(a *api, body []byte) (*view, error) {
-	members, err := topMembers(body)
-	if err != nil {
-		return nil, err
+	members, complete := jsonscan.Members(body)
+	if !complete {
+		return nil, errors.New("the request is not a complete JSON object")
 	}
 	v := &view{api: a, body: body}
 	seen := 0
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "model":
-			if body[m.start] == '"' {
-				json.Unmarshal(body[m.start:m.end], &v.model)
-			}
+			v.model, _ = jsonscan.Unquote(jsonscan.Value(body, m.Value))
 		case a.list:
 			seen++
-			if body[m.start] == '[' {
-				v.list, v.hasList = [2]int{m.start, m.end}, true
+			if body[m.Value.Start] == '[' {
+				v.list, v.hasList = [2]int{m.Value.Start, m.Value.End}, true
 			}
 		}
 	}
@@ -63,13 +63,19 @@ func readView(a *api, body []byte) (*view, error) {
 		// Which of two lists the upstream would read is its parser's choice.
 		return nil, fmt.Errorf("the request has %d %q members", seen, a.list)
 	}
-	if v.hasList {
-		if v.elems, err = arrayElements(body, v.list[0], v.list[1]); err != nil {
-			return nil, err
-		}
-	}
+	var err error
 	if v.t, err = format.Read(bytes.NewReader(body), "request", a.format); err != nil {
 		return nil, err
+	}
+	if v.hasList {
+		elems, complete := jsonscan.Elements(body[v.list[0]:v.list[1]])
+		if !complete {
+			return nil, fmt.Errorf("the %q list is not a complete JSON array", a.list)
+		}
+		v.elems = make([][2]int, len(elems))
+		for i, e := range elems {
+			v.elems[i] = [2]int{v.list[0] + e.Start, v.list[0] + e.End}
+		}
 	}
 	return v, nil
 }

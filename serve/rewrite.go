@@ -186,7 +186,11 @@ func (s *Server) adopt(ctx context.Context, sess *session, v *view, np *prefix, 
 // client's list or a literal. It returns a nil prefix when the compactor
 // left the transcript unchanged.
 func (s *Server) compactView(ctx context.Context, env *modelEnv, v *view, src func(e int) (int, []byte), force bool) (*prefix, compactor.Result, error) {
-	res, err := env.compactor(force).Compact(ctx, v.t)
+	c, err := env.compactor(force)
+	if err != nil {
+		return nil, compactor.Result{}, err
+	}
+	res, err := c.Compact(ctx, v.t)
 	if err != nil {
 		return nil, res, err
 	}

@@ -71,7 +71,7 @@ func TestKeysNeverInLogsOrStore(t *testing.T) {
 			}
 		}
 	}
-	logs := r.waitLogs(t, `"api":"messages"`)
+	logs := r.waitLogsN(t, `"msg":"request"`, 6)
 	var stored bytes.Buffer
 	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {

@@ -64,7 +64,7 @@ func TestOverWindowCompacted(t *testing.T) {
 				if !bytes.Contains(answer, []byte("Done.")) && !bytes.Contains(answer, []byte(`"Done`)) && !strings.Contains(string(answer), "Don") {
 					t.Fatalf("answer lost: %s", answer)
 				}
-				logs := r.logs.String()
+				logs := r.waitLogs(t, `"prefix":"new"`)
 				if !strings.Contains(logs, `"compaction":"fallback"`) || !strings.Contains(logs, `"prefix":"new"`) {
 					t.Fatalf("log line does not say what was done: %s", logs)
 				}
@@ -191,7 +191,7 @@ func TestStablePrefixAcrossGrowingRequests(t *testing.T) {
 			if reused < 20-compactions {
 				t.Fatalf("%d requests reused the prefix, want %d", reused, 20-compactions)
 			}
-			metrics := r.get(t, "/metrics")
+			metrics := r.waitMetrics(t, "compact_serve_prefix_compared_total 19")
 			t.Logf("%d compactions, %d requests on a stable prefix\n%s", compactions, reused, grepLines(metrics, "prefix"))
 			if !strings.Contains(metrics, "compact_serve_prefix_compared_total 19") {
 				t.Fatalf("metrics do not count 19 compared requests:\n%s", metrics)

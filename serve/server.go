@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -55,15 +56,13 @@ type Config struct {
 	// carrying Anthropic's headers (default DefaultAnthropicUpstream).
 	AnthropicUpstream string
 
-	// Compaction is the compaction every model gets: threshold, head and
-	// tail, summarizer, redactor. Model, Counter and Force are set per
+	// Compaction is the compaction every model gets: threshold, target,
+	// head and tail, summarizer; start from compactor.DefaultConfig (the
+	// zero value means it). Model, Counter, Models and Force are set per
 	// request; Window and OutputReserve, when zero, come from the model
 	// table. StrategyPrune is refused: it rewrites kept messages in place,
 	// which the element-wise rewrite of a request does not do.
 	Compaction compactor.Config
-	// TargetShare, when set, makes each model's TargetTokens this share of
-	// its window (Compaction.TargetTokens, when set, wins).
-	TargetShare float64
 	// Models is the model table (default tokens.DefaultModels()).
 	Models *tokens.Models
 
@@ -94,8 +93,6 @@ type Server struct {
 	sessions   *sessions
 	metrics    *metrics
 	log        *slog.Logger
-	redactor   *redact.Redactor
-	summarizer compactor.Summarizer
 	models     *tokens.Models
 	store      checkpoint.Store
 
@@ -146,33 +143,30 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// setupCompaction checks the compaction template and builds what every
-// model shares: the redactor and the LLM summarizer (one, so its circuit
-// breaker sees every model's failures).
+// setupCompaction checks the compaction template and fills in its
+// defaults. Every compaction gets a fresh redactor (unless the template
+// has one): a redactor remembers each secret it masked for as long as it
+// lives, which in a server would be forever.
 func (s *Server) setupCompaction() error {
 	c := &s.cfg.Compaction
+	if reflect.ValueOf(*c).IsZero() {
+		*c = compactor.DefaultConfig()
+	}
 	st, err := compactor.ParseStrategy(string(c.Strategy))
 	if err != nil {
-		return err
+		return fmt.Errorf("serve: %w", err)
 	}
 	if st == compactor.StrategyPrune {
 		return errors.New("serve: the prune strategy is not supported (it rewrites kept messages); use auto, llm or fallback")
 	}
-	if s.redactor = c.Redactor; s.redactor == nil {
-		if s.redactor, err = redact.New(redact.Config{}); err != nil {
-			return err
-		}
+	c.Models = s.models
+	// Build one model's compactor now, so that a configuration that
+	// cannot work is reported at start-up rather than on every request.
+	e, err := s.env(compactor.DefaultModel)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
-	s.summarizer = c.Summarizer
-	llmConfigured := c.LLM.APIKey != "" || c.LLM.BaseURL != ""
-	if s.summarizer == nil && st != compactor.StrategyFallback && llmConfigured {
-		if s.summarizer, err = compactor.NewLLM(c.LLM); err != nil {
-			return err
-		}
-	}
-	// Build one model's compactors now, so a bad configuration is
-	// reported at start-up rather than on the first request.
-	_, err = s.env("")
+	_, err = e.compactor(false)
 	return err
 }
 
@@ -205,23 +199,33 @@ func redactURL(raw string) string {
 
 // modelEnv is what compacting for one model needs.
 type modelEnv struct {
-	counter        *tokens.Counter
-	trigger        int
-	normal, forced *compactor.Compactor
+	counter *tokens.Counter
+	cfg     compactor.Config
+	trigger int
 }
 
-func (e *modelEnv) compactor(force bool) *compactor.Compactor {
-	if force {
-		return e.forced
+// compactor returns a compactor for one compaction, forced or not, with a
+// redactor of its own.
+func (e *modelEnv) compactor(force bool) (*compactor.Compactor, error) {
+	cfg := e.cfg
+	cfg.Force = force
+	if cfg.Redactor == nil {
+		r, err := redact.New(redact.Config{})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Redactor = r
 	}
-	return e.normal
+	return compactor.New(cfg)
 }
 
-// maxEnvs bounds the models whose compactors are kept: model names come
+// maxEnvs bounds the models whose settings are kept: model names come
 // from clients.
 const maxEnvs = 256
 
-// env returns the compactors and counter of a model.
+// env returns the compaction settings and counter of a model: the
+// template with the model's window and reserve from the table (the
+// defaults for a model the table does not know, counted by estimate).
 func (s *Server) env(model string) (*modelEnv, error) {
 	s.envMu.Lock()
 	e, ok := s.envs[model]
@@ -235,24 +239,24 @@ func (s *Server) env(model string) (*modelEnv, error) {
 	}
 	cfg := s.cfg.Compaction
 	m := counter.Model()
-	cfg.Model = model
-	if cfg.Window <= 0 {
+	cfg.Model, cfg.Counter, cfg.Models = model, counter, s.models
+	cfg.Observer, cfg.Logger = nil, nil
+	if cfg.Window == 0 {
 		cfg.Window, cfg.OutputReserve = m.Window, m.OutputReserve
 	}
-	if cfg.TargetTokens <= 0 && s.cfg.TargetShare > 0 {
-		cfg.TargetTokens = int(s.cfg.TargetShare * float64(cfg.Window))
+	// Token figures meant for large windows give way to the share of a
+	// small one.
+	if cfg.TargetTokens > cfg.Window {
+		cfg.TargetTokens = 0
 	}
-	cfg.Counter, cfg.Redactor, cfg.Summarizer = counter, s.redactor, s.summarizer
-	cfg.Observer, cfg.Logger = nil, nil
-	e = &modelEnv{counter: counter}
-	if e.normal, err = compactor.New(cfg); err != nil {
+	if cfg.TriggerTokens > cfg.Window-cfg.OutputReserve {
+		cfg.TriggerTokens = 0
+	}
+	if _, err := compactor.New(cfg); err != nil { // checks the settings once
 		return nil, err
 	}
-	cfg.Force = true
-	if e.forced, err = compactor.New(cfg); err != nil {
-		return nil, err
-	}
-	e.trigger = triggerTokens(e.normal.Config())
+	e = &modelEnv{counter: counter, cfg: cfg}
+	e.trigger = triggerTokens(cfg)
 	s.envMu.Lock()
 	if len(s.envs) < maxEnvs {
 		s.envs[model] = e
@@ -266,7 +270,11 @@ func triggerTokens(c compactor.Config) int {
 	if c.TriggerTokens > 0 {
 		return c.TriggerTokens
 	}
-	return int(c.Threshold * float64(c.Window-c.OutputReserve))
+	th := c.Threshold
+	if th == 0 {
+		th = compactor.DefaultThreshold
+	}
+	return int(th * float64(c.Window-c.OutputReserve))
 }
 
 // ServeHTTP serves /healthz and /metrics, compacts requests to the three
@@ -496,7 +504,10 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 // clean makes an error fit for a log line or an answer: secrets masked,
 // long messages cut.
 func (s *Server) clean(err error) string {
-	msg := s.redactor.String(err.Error())
+	msg := err.Error()
+	if r, rerr := redact.New(redact.Config{}); rerr == nil {
+		msg = r.String(msg)
+	}
 	if len(msg) > 500 {
 		msg = msg[:500] + "…"
 	}

@@ -7,28 +7,29 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/llm"
 	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/serve"
-	"github.com/compactkit/compact/tokens"
 )
 
 const serveUsage = "compact serve [--listen ADDR] [--openai-upstream URL] [--anthropic-upstream URL] [--store DIR|redis://…] [flags]"
 
 const serveExamples = `  compact serve
-      listen on 127.0.0.1:8787, compact with the deterministic fallback
-      (or an LLM when OPENAI_API_KEY / --base-url is set), forward to
-      api.openai.com and api.anthropic.com
+      listen on 127.0.0.1:8787, compact with the deterministic fallback,
+      forward to api.openai.com and api.anthropic.com
   OPENAI_BASE_URL=http://127.0.0.1:8787/v1 my-agent
   ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude
       point an agent at it
   compact serve --openai-upstream http://localhost:11434/v1 --models models.toml
       in front of a local Ollama, with its models' windows
+  OPENAI_API_KEY=… compact serve --base-url https://api.openai.com/v1 --summary-model gpt-4o-mini
+      an LLM writes the handoffs (the deterministic fallback when it fails)
   COMPACT_SERVE_TOKEN=… compact serve --listen 0.0.0.0:8787 --store redis://cache:6379/0
       shared by a team: clients send X-Compact-Token, prefixes kept in Redis
 `
@@ -60,9 +61,9 @@ func serveFlags(e *env, o *serveOptions) *flag.FlagSet {
 	fs.IntVar(&o.window, "window", 0, "context window in tokens for every model, overriding the model table")
 	fs.IntVar(&o.keepHead, "keep-head", 1, "exchanges after the system messages kept verbatim")
 	fs.IntVar(&o.keepTailTokens, "keep-tail-tokens", 0, "token budget of the verbatim tail (default 20% of the trigger budget)")
-	fs.StringVar(&o.summarizer, "summarizer", "auto", "auto, llm or fallback (auto: llm when OPENAI_API_KEY or --base-url is set)")
-	fs.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL of the summarizer (not the clients' upstream)")
-	fs.StringVar(&o.summaryModel, "summary-model", "gpt-4o-mini", "model that writes the handoff")
+	fs.StringVar(&o.summarizer, "summarizer", "auto", "auto, llm or fallback (auto: llm when --base-url is set, else the deterministic fallback)")
+	fs.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL of the LLM summarizer, key from $OPENAI_API_KEY (not the clients' upstream)")
+	fs.StringVar(&o.summaryModel, "summary-model", llm.DefaultModel, "model that writes the handoff")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "timeout of one summarizer call")
 	fs.IntVar(&o.retries, "retries", 1, "retries of a failed summarizer call")
 	fs.StringVar(&o.focus, "focus", "", "topic handoffs should pay special attention to")
@@ -123,26 +124,21 @@ func (o *serveOptions) config(ctx context.Context, e *env) (serve.Config, error)
 	cfg = serve.Config{
 		OpenAIUpstream: o.openaiUp, AnthropicUpstream: o.anthropicUp,
 		AuthToken: o.authToken, MaxBodyBytes: maxBody, MaxSessions: o.maxSessions,
-		Compaction: compactor.Config{
-			Window: o.window, Threshold: o.threshold, KeepHead: o.keepHead, KeepTailTokens: o.keepTailTokens,
-			Strategy: st, Focus: o.focus,
-			LLM: compactor.LLMConfig{BaseURL: o.baseURL, APIKey: e.getenv("OPENAI_API_KEY"), Model: o.summaryModel,
-				Timeout: o.timeout, Retries: o.retries},
-		},
+		Compaction: compactor.DefaultConfig(),
 	}
-	if o.keepHead == 0 {
-		cfg.Compaction.KeepHead = -1
-	}
-	if o.retries == 0 {
-		cfg.Compaction.LLM.Retries = -1
+	c := &cfg.Compaction
+	c.Window, c.Threshold, c.KeepHead, c.KeepTailTokens = o.window, o.threshold, o.keepHead, o.keepTailTokens
+	c.Strategy, c.Focus = st, o.focus
+	if c.TargetTokens, c.TargetShare, err = parseTarget(o.target); err != nil {
+		return cfg, err
 	}
 	if cfg.AuthToken == "" {
 		cfg.AuthToken = e.getenv("COMPACT_SERVE_TOKEN")
 	}
-	if err := o.setTarget(&cfg); err != nil {
+	if c.Summarizer, err = o.summarizerOf(e, st); err != nil {
 		return cfg, err
 	}
-	if cfg.Models, err = loadModels(e, o.models); err != nil {
+	if cfg.Models, err = modelTable(e, o.models); err != nil {
 		return cfg, err
 	}
 	handler := slog.Handler(slog.NewJSONHandler(e.stderr, nil))
@@ -162,43 +158,24 @@ func (o *serveOptions) config(ctx context.Context, e *env) (serve.Config, error)
 	return cfg, nil
 }
 
-// setTarget reads --target: a share of each model's window, or tokens.
-func (o *serveOptions) setTarget(cfg *serve.Config) error {
-	s := strings.TrimSpace(o.target)
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || f <= 0 || f > 100 {
-			return usageErrorf("--target %q: want a share of the window (40%%) or tokens (40000)", s)
-		}
-		cfg.TargetShare = f / 100
-		return nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return usageErrorf("--target %q: want a share of the window (40%%) or tokens (40000)", s)
-	}
-	cfg.Compaction.TargetTokens = n
-	return nil
-}
-
-// loadModels reads the model table overrides, nil when none are given.
-func loadModels(e *env, path string) (*tokens.Models, error) {
-	if path == "" {
-		path = e.getenv("COMPACT_MODELS")
-	}
-	if path == "" {
+// summarizerOf builds the LLM summarizer the flags ask for: always with
+// --summarizer llm, with auto only when --base-url names an endpoint. Unlike
+// the compact command, serve does not take OPENAI_BASE_URL: in the shell an
+// agent is started from it often points at this very proxy.
+func (o *serveOptions) summarizerOf(e *env, st compactor.Strategy) (compact.Summarizer, error) {
+	if st == compactor.StrategyFallback || (st == compactor.StrategyAuto && o.baseURL == "") {
 		return nil, nil
 	}
-	f, err := os.Open(path)
+	lc := llm.DefaultConfig(e.getenv("OPENAI_API_KEY"))
+	lc.BaseURL, lc.Model, lc.Timeout, lc.Retries = o.baseURL, o.summaryModel, o.timeout, o.retries
+	if lc.APIKey == "" && lc.BaseURL == "" {
+		return nil, usageErrorf("--summarizer llm needs an API key or a base URL (OPENAI_API_KEY or --base-url)")
+	}
+	s, err := llm.New(lc)
 	if err != nil {
-		return nil, usageErrorf("model table: %w", err)
+		return nil, usageErrorf("%w", err)
 	}
-	defer f.Close()
-	models := tokens.NewModels()
-	if err := models.Load(f, path); err != nil {
-		return nil, usageErrorf("model table: %w", err)
-	}
-	return models, nil
+	return s, nil
 }
 
 // parseSize reads "64MiB", "512KiB", "1GiB", "10MB" or plain bytes.
