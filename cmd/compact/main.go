@@ -51,6 +51,7 @@ func commands() []command {
 		{"redact", "mask secrets in a transcript or any text", runRedact},
 		{"checkpoint", "list, show, verify, resume and prune checkpoints", runCheckpoint},
 		{"batch", "compact every transcript under a directory, resumably", runBatch},
+		{"eval", "measure what a compaction keeps: future-use recall, baselines, decay, labels", runEval},
 		{"serve", "compact in flight: a proxy for agents speaking the OpenAI or Anthropic API", runServe},
 		{"version", "print the version", runVersion},
 	}
