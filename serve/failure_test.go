@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/serve"
 	"github.com/compactkit/compact/serve/servetest"
 )

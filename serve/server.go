@@ -87,14 +87,14 @@ type Config struct {
 
 // Server is the compacting proxy. It is an http.Handler.
 type Server struct {
-	cfg        Config
-	upstreams  map[Provider]*url.URL
-	proxy      *httputil.ReverseProxy
-	sessions   *sessions
-	metrics    *metrics
-	log        *slog.Logger
-	models     *tokens.Models
-	store      checkpoint.Store
+	cfg       Config
+	upstreams map[Provider]*url.URL
+	proxy     *httputil.ReverseProxy
+	sessions  *sessions
+	metrics   *metrics
+	log       *slog.Logger
+	models    *tokens.Models
+	store     checkpoint.Store
 
 	envMu sync.Mutex
 	envs  map[string]*modelEnv
