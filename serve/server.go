@@ -374,7 +374,8 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 	out.Body = io.NopCloser(bytes.NewReader(x.out.body))
 	out.ContentLength = int64(len(x.out.body))
 	rw := &recorder{ResponseWriter: w}
-	s.proxy.ServeHTTP(rw, out)
+	defer rw.repanic()
+	s.forward(rw, out)
 
 	x.mu.Lock()
 	o, added, retried := x.out, x.added, x.retried
@@ -409,6 +410,9 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 	if retried {
 		attrs = append(attrs, slog.Bool("overflow_retry", true))
 	}
+	if rw.aborted {
+		attrs = append(attrs, slog.Bool("aborted", true))
+	}
 	attrs = append(attrs,
 		slog.Float64("added_ms", ms(added)), slog.Float64("duration_ms", ms(time.Since(start))),
 		slog.Int("bytes_in", len(body)), slog.Int("bytes_forwarded", len(o.body)), slog.Int64("bytes_out", rw.n))
@@ -430,11 +434,31 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	}
 	rw := &recorder{ResponseWriter: w}
-	s.proxy.ServeHTTP(rw, r)
+	defer rw.repanic()
+	s.forward(rw, r)
 	s.metrics.request("passthrough", methodNone, rw.code())
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", "passthrough"),
-		slog.Int("status", rw.code()), slog.Float64("duration_ms", ms(time.Since(start))), slog.Int64("bytes_out", rw.n))
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", "passthrough"),
+		slog.Int("status", rw.code()), slog.Float64("duration_ms", ms(time.Since(start))), slog.Int64("bytes_out", rw.n)}
+	if rw.aborted {
+		attrs = append(attrs, slog.Bool("aborted", true))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// forward proxies r. When the answer is cut short (the client went away,
+// or the upstream did mid-answer), the ReverseProxy aborts the handler
+// with http.ErrAbortHandler; forward catches it so the request is still
+// logged and counted, and the recorder raises it again once that is done.
+func (s *Server) forward(rw *recorder, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			rw.aborted = true
+		}
+	}()
+	s.proxy.ServeHTTP(rw, r)
 }
 
 // readBody reads a request body up to the limit, in one allocation when
@@ -519,8 +543,17 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // recorder notes the status and size of a response, passing flushes on.
 type recorder struct {
 	http.ResponseWriter
-	status int
-	n      int64
+	status  int
+	n       int64
+	aborted bool
+}
+
+// repanic aborts the response, as the ReverseProxy meant to, when it was
+// cut short.
+func (r *recorder) repanic() {
+	if r.aborted {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 func (r *recorder) WriteHeader(code int) {
