@@ -2,6 +2,7 @@ package compactor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
@@ -31,11 +32,10 @@ func session() compact.Transcript {
 // An agent loop keeps one Compactor and calls Compact before each model
 // call; below the threshold it returns the transcript unchanged, cheaply.
 func ExampleCompactor_Compact() {
-	c, err := compactor.New(compactor.Config{
-		Model:    "gpt-4o",
-		Window:   40000, // a small window, so this session needs compacting
-		Strategy: compactor.StrategyFallback,
-	})
+	cfg := compactor.DefaultConfig() // gpt-4o, compact at 80% of the usable window
+	cfg.Window = 40000               // a small window, so this session needs compacting
+	cfg.Strategy = compactor.StrategyFallback
+	c, err := compactor.New(cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,37 +55,25 @@ func ExampleCompactor_Compact() {
 	// then the handoff: true
 }
 
-// The LLM summarizer talks to any OpenAI-compatible API. The compactor
-// never reads the environment: pass the key and base URL in. An LLM
-// failure falls back to the deterministic handoff unless
-// AbortOnSummaryFailure is set.
-func ExampleLLMConfig() {
-	cfg := compactor.Config{
-		Model: "gpt-4o",
-		LLM: compactor.LLMConfig{
-			BaseURL: "http://localhost:11434/v1", // Ollama; empty for api.openai.com
-			APIKey:  "",                          // e.g. os.Getenv("OPENAI_API_KEY")
-			Model:   "llama3.1",
-			Retries: 2,
-		},
-		Focus: "the database migration",
-		Observer: func(e compactor.Event) {
-			if e.Kind == compactor.EventRetry {
-				log.Printf("summary retry in %s: %v", e.Delay, e.Err)
-			}
-		},
-	}
-	c, err := compactor.New(cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(c.Config().Strategy, c.Config().LLM.Model, c.Config().LLM.Timeout)
-	// Output: auto llama3.1 2m0s
+// New says what is wrong with a configuration instead of replacing it.
+func ExampleNew() {
+	cfg := compactor.DefaultConfig()
+	cfg.Model = "gpt4o" // misspelt: the table does not know it
+	_, err := compactor.New(cfg)
+	fmt.Println(errors.Is(err, compactor.ErrConfig))
+	cfg.Model, cfg.Window, cfg.OutputReserve = "gpt-4o", 16000, 20000
+	_, err = compactor.New(cfg)
+	fmt.Println(err)
+	// Output:
+	// true
+	// compactor: invalid compactor config: OutputReserve 20000 leaves no room in a 16000-token window
 }
 
 // Plan shows where a compaction would cut, without compacting.
 func ExampleCompactor_Plan() {
-	c, _ := compactor.New(compactor.Config{Window: 40000, OutputReserve: 8000, Force: true})
+	cfg := compactor.DefaultConfig()
+	cfg.Window, cfg.OutputReserve, cfg.Force = 40000, 8000, true
+	c, _ := compactor.New(cfg)
 	s := session()
 	p := c.Plan(s)
 	fmt.Printf("keep %d head messages (system, ask, first call and its result)\n", p.HeadEnd)

@@ -104,24 +104,6 @@ func (l *layout) sum(from, to int) int {
 	return s
 }
 
-// isSummary reports whether m summarises earlier turns: marked so by its
-// reader, or a compact handoff by its text (a reader of a format with no
-// place for the mark may not set it).
-func isSummary(m *compact.Message) bool {
-	if m.Summary {
-		return true
-	}
-	if m.Role != compact.RoleUser {
-		return false
-	}
-	for _, p := range m.Parts {
-		if p.Type == compact.PartText {
-			return compact.IsHandoffText(p.Text)
-		}
-	}
-	return false
-}
-
 func isSystem(m *compact.Message) bool {
 	return m.Role == compact.RoleSystem || m.Role == compact.RoleDeveloper
 }
@@ -131,10 +113,7 @@ func isSystem(m *compact.Message) bool {
 func (cfg *Config) plan(l *layout) Plan {
 	n := len(l.msgs)
 	p := Plan{Tokens: l.total, Target: cfg.TargetTokens}
-	p.Trigger = cfg.TriggerTokens
-	if p.Trigger <= 0 {
-		p.Trigger = int(cfg.Threshold * float64(cfg.Window-cfg.OutputReserve))
-	}
+	p.Trigger = cfg.trigger()
 	budgetBase := p.Trigger
 	if cfg.Force && l.total < budgetBase {
 		budgetBase = l.total
@@ -148,7 +127,7 @@ func (cfg *Config) plan(l *layout) Plan {
 	lastAssistant, latestAsk := -1, -1
 	for i := range l.msgs {
 		m := &l.msgs[i]
-		summary := isSummary(m)
+		summary := m.IsSummary()
 		if summary {
 			if firstSummary < 0 {
 				firstSummary = i
@@ -177,7 +156,7 @@ func (cfg *Config) plan(l *layout) Plan {
 
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		m := &l.msgs[i]
-		if isSummary(m) || l.grouped[i] {
+		if m.IsSummary() || l.grouped[i] {
 			continue
 		}
 		if i == latestAsk || (isSystem(m) && !cfg.SummarizeSystemNotes) {

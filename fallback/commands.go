@@ -2,6 +2,8 @@ package fallback
 
 import (
 	"strings"
+
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // Commands a resuming agent needs again: how the project's tests are run,
@@ -19,7 +21,7 @@ const maxKeptCommands = 4
 // install packages, each with its kind, as written (without redirections).
 // Heredoc bodies are skipped.
 func commandKinds(cmd string, fn func(kind int, segment string)) {
-	if commandWordMatcher.tags(cmd) == 0 {
+	if !commandWordMatcher.Contains(cmd) {
 		return // most commands: no word of a test or an install in them
 	}
 	lines := strings.Split(stripCD(cmd), "\n")
@@ -45,14 +47,8 @@ func commandKinds(cmd string, fn func(kind int, segment string)) {
 
 // commandWordMatcher finds the words without which segmentKind finds
 // nothing: a cheap first look at every command.
-var commandWordMatcher = newMatcher(true, func() map[string]uint32 {
-	m := map[string]uint32{}
-	for _, w := range []string{"test", "install", "add", "get", "tox", "nox", "jest", "mocha", "rspec", "phpunit",
-		"bats", "ava", "karma", "trial", "check", "verify", " i", " ci", "-s", "sync", "pytest", "nose", "run"} {
-		m[w] = 1
-	}
-	return m
-}())
+var commandWordMatcher = keyword.New(keyword.Words([]string{"test", "install", "add", "get", "tox", "nox", "jest", "mocha", "rspec", "phpunit",
+	"bats", "ava", "karma", "trial", "check", "verify", " i", " ci", "-s", "sync", "pytest", "nose", "run"}), true)
 
 // dropRedirections removes "2>&1", ">/dev/null" and the like from a
 // command segment and trims it.

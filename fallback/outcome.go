@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // unwrapResult removes the envelopes agents put around a command's output
@@ -351,7 +353,7 @@ func errorLines(out string, brief bool) []errLine {
 // traceback header, 2 a warning, 3 a line naming an error, 5 an exception
 // or compiler diagnostic.
 func errorScore(t string) int {
-	tags := failMatcher.tags(t)
+	tags := failMatcher.Tags(t)
 	failEnd := len(t) >= 4 && strings.EqualFold(t[len(t)-4:], "fail")
 	panicked := hasPrefixFold(t, "panic:")
 	// "error" and "traceback" are failure words, so a line that opens with
@@ -396,7 +398,7 @@ var failureWords = []string{
 }
 
 // failMatcher finds every failure phrase of a line in one pass.
-var failMatcher = func() *matcher {
+var failMatcher = func() *keyword.Matcher {
 	// "warning:" and "warning " label a warning; a bare "warning" is more
 	// often code (Perl's "use warnings;", Python's warnings module, a
 	// RemovedInDjango41Warning import).
@@ -405,7 +407,7 @@ var failMatcher = func() *matcher {
 	for _, w := range failureWords {
 		phrases[w] |= failWord
 	}
-	return newMatcher(true, phrases)
+	return keyword.New(keyword.Tagged(phrases), true)
 }()
 
 // exceptionLine recognises "SomethingError: message" and

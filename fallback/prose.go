@@ -2,6 +2,8 @@ package fallback
 
 import (
 	"strings"
+
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // sentences splits prose into sentences and list items, skipping fenced
@@ -172,7 +174,7 @@ const (
 )
 
 // cueMatcher finds the cue phrases of every group in one pass.
-var cueMatcher = func() *matcher {
+var cueMatcher = func() *keyword.Matcher {
 	phrases := map[string]uint32{}
 	for _, g := range []struct {
 		bit     uint32
@@ -182,12 +184,12 @@ var cueMatcher = func() *matcher {
 			phrases[p] |= g.bit
 		}
 	}
-	return newMatcher(true, phrases)
+	return keyword.New(keyword.Tagged(phrases), true)
 }()
 
 // hotMatcher finds the window's hot names (case-sensitive); name i is tag
 // bit i.
-func hotMatcher(hot []string) *matcher {
+func hotMatcher(hot []string) *keyword.Matcher {
 	if len(hot) == 0 {
 		return nil
 	}
@@ -195,7 +197,7 @@ func hotMatcher(hot []string) *matcher {
 	for i, h := range hot[:min(len(hot), 32)] {
 		phrases[h] |= 1 << i
 	}
-	return newMatcher(false, phrases)
+	return keyword.New(keyword.Tagged(phrases), false)
 }
 
 // cueHit is where a cue phrase or a hot name ends in a text.
@@ -207,14 +209,14 @@ type cueHit struct {
 
 // findCues finds every cue phrase and hot name in text, in order of
 // position.
-func findCues(text string, hot *matcher) []cueHit {
+func findCues(text string, hot *keyword.Matcher) []cueHit {
 	var hits []cueHit
-	cueMatcher.each(text, func(end int, t uint32) { hits = append(hits, cueHit{end: end, cues: t}) })
+	cueMatcher.Ends(text, func(end int, t uint32) { hits = append(hits, cueHit{end: end, cues: t}) })
 	if hot == nil {
 		return hits
 	}
 	var names []cueHit
-	hot.each(text, func(end int, t uint32) { names = append(names, cueHit{end: end, names: t}) })
+	hot.Ends(text, func(end int, t uint32) { names = append(names, cueHit{end: end, names: t}) })
 	merged := make([]cueHit, 0, len(hits)+len(names))
 	i, j := 0, 0
 	for i < len(hits) || j < len(names) {
@@ -261,7 +263,7 @@ func (c *cueCursor) within(off, n int) (cues, names int) {
 // cue words, then specificity (code spans, quotes, stressed words), minus
 // narration ("Let me check …"), questions and speculation.
 func decisionScore(s string) int {
-	return scoreSentence(s, int(cueMatcher.tags(s)))
+	return scoreSentence(s, int(cueMatcher.Tags(s)))
 }
 
 // scoreSentence scores a sentence given the cue groups found in it.
@@ -458,13 +460,7 @@ var ruleCues = []string{"don't", "don’t", "do not", "never", "must", "always",
 	"no more", "no longer", "not use", "not to", "shouldn't", "can't", "cannot", "mustn't", "wrong", "not what"}
 
 // ruleMatcher finds rule cues in one pass, ignoring ASCII case.
-var ruleMatcher = func() *matcher {
-	phrases := map[string]uint32{}
-	for _, c := range ruleCues {
-		phrases[c] = 1
-	}
-	return newMatcher(true, phrases)
-}()
+var ruleMatcher = keyword.New(keyword.Words(ruleCues), true)
 
 // revisionStarts open a message that corrects an earlier ask.
 var revisionStarts = []string{"no,", "no ", "not ", "actually", "instead", "wait", "rather", "never mind", "nevermind",
@@ -479,13 +475,13 @@ func constraintSentences(ask string) []string {
 	if hasPrefixFoldAny(ask, revisionStarts) {
 		return []string{ask}
 	}
-	if ruleMatcher.tags(ask) == 0 {
+	if !ruleMatcher.Contains(ask) {
 		return nil
 	}
 	var all, rules []string
 	sentences(ask, func(_ int, s string) {
 		all = append(all, s)
-		if ruleMatcher.tags(s) != 0 {
+		if ruleMatcher.Contains(s) {
 			rules = append(rules, s)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // sec names the list sections of a handoff that Build fills and bounds.
@@ -1144,10 +1145,10 @@ func (x *refIndex) span(s string, msg int) {
 // gitContext reports text that talks about git: hex ids in it are likely
 // commits.
 func gitContext(s string) bool {
-	return gitMatcher.tags(s) != 0
+	return gitMatcher.Contains(s)
 }
 
-var gitMatcher = newMatcher(true, map[string]uint32{"commit": 1, "git ": 1, "sha": 1})
+var gitMatcher = keyword.New(keyword.Words([]string{"commit", "git ", "sha"}), true)
 
 // buildFiles lists the paths calls touched and the paths people and the
 // agent named, each once (relative paths folded into the absolute path

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Anthropic Messages, as the API reference documents a request
@@ -86,7 +87,7 @@ func readAnthropic(r io.Reader, name string) (compact.Transcript, error) {
 			case "messages":
 				if f.value != nil {
 					return t, &Error{File: name, Format: Anthropic, Offset: f.offset,
-						Msg: fmt.Sprintf(`field "messages": expected an array of messages, got %s`, describeJSON(f.value))}
+						Msg: fmt.Sprintf(`field "messages": expected an array of messages, got %s`, jsonscan.Describe(f.value))}
 				}
 			case "system":
 				if t.Envelope == nil {
@@ -131,7 +132,7 @@ func anthropicSystem(raw json.RawMessage) (compact.Message, bool, error) {
 		}
 		m.Parts = parts
 	default:
-		return m, false, fmt.Errorf(`field "system": expected a string or an array of text blocks, got %s`, describeJSON(raw))
+		return m, false, fmt.Errorf(`field "system": expected a string or an array of text blocks, got %s`, jsonscan.Describe(raw))
 	}
 	keepSource(&m, Anthropic, 0, anthropicSystemID, raw)
 	return m, true, nil
@@ -165,8 +166,8 @@ func anthropicContent(raw json.RawMessage) ([]compact.Part, error) {
 // (each a tool-result part with the same call id).
 func anthropicBlockParts(raw json.RawMessage) ([]compact.Part, error) {
 	var b anBlock
-	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
-		return nil, fmt.Errorf("expected a content block object, got %s", describeJSON(raw))
+	if i := jsonscan.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return nil, fmt.Errorf("expected a content block object, got %s", jsonscan.Describe(raw))
 	}
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return nil, fmt.Errorf("expected a content block: %w", err)
@@ -244,7 +245,7 @@ func anthropicResult(id string, content json.RawMessage, isError bool) ([]compac
 	}
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(content, &blocks); err != nil {
-		return nil, fmt.Errorf("tool_result content: expected a string or an array of blocks, got %s", describeJSON(content))
+		return nil, fmt.Errorf("tool_result content: expected a string or an array of blocks, got %s", jsonscan.Describe(content))
 	}
 	var out []compact.Part
 	for i, raw := range blocks {
@@ -359,7 +360,7 @@ func sniffAnthropic(head []byte) int {
 				return 0 // an agent's own file with a "messages" list
 			}
 		}
-		items = sniffArray(msgs.value, sniffItems)
+		items = headItems(msgs.value, sniffItems)
 	default:
 		return 0
 	}

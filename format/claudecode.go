@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Claude Code keeps each session in ~/.claude/projects/<project>/<id>.jsonl:
@@ -65,19 +66,19 @@ func init() {
 
 // ccHeader is the part of a Claude Code record the reader looks at.
 type ccHeader struct {
-	Type             string  `json:"type"`
-	Subtype          string  `json:"subtype"`
-	UUID             string  `json:"uuid"`
-	IsSidechain      bool    `json:"isSidechain"`
-	IsMeta           bool    `json:"isMeta"`
-	IsCompactSummary bool    `json:"isCompactSummary"`
-	Message          rawSpan `json:"message"`
+	Type             string       `json:"type"`
+	Subtype          string       `json:"subtype"`
+	UUID             string       `json:"uuid"`
+	IsSidechain      bool         `json:"isSidechain"`
+	IsMeta           bool         `json:"isMeta"`
+	IsCompactSummary bool         `json:"isCompactSummary"`
+	Message          jsonscan.Raw `json:"message"`
 }
 
 type ccMessage struct {
-	ID      string  `json:"id"`
-	Role    string  `json:"role"`
-	Content rawSpan `json:"content"`
+	ID      string       `json:"id"`
+	Role    string       `json:"role"`
+	Content jsonscan.Raw `json:"content"`
 }
 
 type ccBlock struct {
@@ -88,7 +89,7 @@ type ccBlock struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
-	Content   rawSpan         `json:"content"`
+	Content   jsonscan.Raw    `json:"content"`
 	IsError   bool            `json:"is_error"`
 	Source    *ccImageSource  `json:"source"`
 }
@@ -117,8 +118,8 @@ func sniffClaudeCode(head []byte) int {
 	if len(t) == 0 || t[0] != '{' {
 		return 0
 	}
-	if fields, _ := scanObject(t); len(fields) > 0 && fields[0].Key == "loglines" {
-		for _, e := range headItems(spanOf(t, fields, "loglines"), 3) {
+	if fields, _ := jsonscan.Members(t); len(fields) > 0 && fields[0].Key == "loglines" {
+		for _, e := range headItems(jsonscan.ValueOf(t, fields, "loglines"), 3) {
 			if ccRecordScore(e) > 0 {
 				return 85
 			}
@@ -136,18 +137,18 @@ func sniffClaudeCode(head []byte) int {
 // fields are unmistakable; metadata records with their own signature fields
 // nearly so.
 func ccRecordScore(rec []byte) int {
-	fields, ok := scanObject(rec)
+	fields, ok := jsonscan.Members(rec)
 	if !ok {
 		return 0
 	}
-	has := func(k string) bool { return spanOf(rec, fields, k) != nil }
+	has := func(k string) bool { return len(jsonscan.ValueOf(rec, fields, k)) > 0 }
 	var typ string
-	_ = json.Unmarshal(spanOf(rec, fields, "type"), &typ)
+	_ = json.Unmarshal(jsonscan.ValueOf(rec, fields, "type"), &typ)
 	session := has("sessionId") || has("parentUuid") || has("uuid")
 	switch typ {
 	case ccUser, ccAssistant:
-		msg := spanOf(rec, fields, "message")
-		if len(msg) == 0 || msg[0] != '{' || !hasMembers(msg, "role") {
+		msg := jsonscan.ValueOf(rec, fields, "message")
+		if len(msg) == 0 || msg[0] != '{' || !jsonscan.HasKeys(msg, "role") {
 			return 0
 		}
 		if session {
@@ -176,7 +177,7 @@ func readClaudeCode(r io.Reader, name string) (compact.Transcript, error) {
 		br = bufio.NewReaderSize(r, 64<<10)
 	}
 	head, _ := br.Peek(min(br.Size(), 4096))
-	if fields, _ := scanObject(bytes.TrimPrefix(head, utf8BOM)); len(fields) > 0 && fields[0].Key == "loglines" {
+	if fields, _ := jsonscan.Members(bytes.TrimPrefix(head, utf8BOM)); len(fields) > 0 && fields[0].Key == "loglines" {
 		return readClaudeCodeExport(br, name)
 	}
 	c := ccReader{boundary: -1, lastSummary: -1}
@@ -260,7 +261,7 @@ func (c *ccReader) add(raw []byte, pos int) error {
 	switch {
 	case h.IsSidechain:
 		c.record(ccSidechain, raw, false)
-	case h.Type == ccUser || h.Type == ccAssistant || (h.Type == ccSummary && h.Message.first() == '{'):
+	case h.Type == ccUser || h.Type == ccAssistant || (h.Type == ccSummary && h.Message.First() == '{'):
 		if !c.message(&h, raw, pos) {
 			c.record(ccInvalid, raw, false)
 		}
@@ -290,11 +291,11 @@ func (c *ccReader) record(typ string, raw []byte, marker bool) {
 // message reads a conversation record; false when it cannot be read as a
 // message (its message is not an object or has no content).
 func (c *ccReader) message(h *ccHeader, raw []byte, pos int) bool {
-	if h.Message.first() != '{' {
+	if h.Message.First() != '{' {
 		return false
 	}
 	var msg ccMessage
-	if json.Unmarshal(h.Message, &msg) != nil || msg.Content.isNull() {
+	if json.Unmarshal(h.Message, &msg) != nil || msg.Content.IsNull() {
 		return false
 	}
 	parts, ok := ccParts(msg.Content)
@@ -362,8 +363,8 @@ func (c *ccReader) transcript() compact.Transcript {
 // string element of the list (not something Claude Code writes, but seen in
 // the wild) is read as text. Unknown block types are left out of Parts
 // (they stay in the source record).
-func ccParts(content rawSpan) ([]compact.Part, bool) {
-	switch content.first() {
+func ccParts(content jsonscan.Raw) ([]compact.Part, bool) {
+	switch content.First() {
 	case '"':
 		var s string
 		if json.Unmarshal(content, &s) != nil {
@@ -374,13 +375,13 @@ func ccParts(content rawSpan) ([]compact.Part, bool) {
 	default:
 		return nil, false
 	}
-	var blocks []rawSpan
+	var blocks []jsonscan.Raw
 	if json.Unmarshal(content, &blocks) != nil {
 		return nil, false
 	}
 	parts := make([]compact.Part, 0, len(blocks))
 	for _, raw := range blocks {
-		if raw.first() == '"' {
+		if raw.First() == '"' {
 			var s string
 			if json.Unmarshal(raw, &s) != nil {
 				return nil, false
@@ -388,7 +389,7 @@ func ccParts(content rawSpan) ([]compact.Part, bool) {
 			parts = append(parts, compact.Part{Type: compact.PartText, Text: s})
 			continue
 		}
-		if raw.first() != '{' {
+		if raw.First() != '{' {
 			return nil, false
 		}
 		var b ccBlock
@@ -432,8 +433,8 @@ func ccBlockParts(b *ccBlock) []compact.Part {
 // ccResultContent reads a tool_result's content: a string, or text and
 // image blocks. Images come back as image parts tied to the call by CallID,
 // so that writing re-attaches them to their result.
-func ccResultContent(content rawSpan) (string, []*compact.Image) {
-	switch content.first() {
+func ccResultContent(content jsonscan.Raw) (string, []*compact.Image) {
+	switch content.First() {
 	case '"':
 		var s string
 		_ = json.Unmarshal(content, &s)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Codex CLI writes each session to ~/.codex/sessions/YYYY/MM/DD/
@@ -87,20 +88,20 @@ type codexLine struct {
 }
 
 type codexItem struct {
-	Type      string   `json:"type"`
-	ID        string   `json:"id"`
-	Role      string   `json:"role"`
-	Content   rawSpan  `json:"content"`
-	Summary   rawSpan  `json:"summary"`
-	Name      string   `json:"name"`
-	Arguments jsonText `json:"arguments"`
-	Input     jsonText `json:"input"`
-	CallID    string   `json:"call_id"`
-	Output    jsonText `json:"output"`
-	Action    rawSpan  `json:"action"`
+	Type      string       `json:"type"`
+	ID        string       `json:"id"`
+	Role      string       `json:"role"`
+	Content   jsonscan.Raw `json:"content"`
+	Summary   jsonscan.Raw `json:"summary"`
+	Name      string       `json:"name"`
+	Arguments jsonText     `json:"arguments"`
+	Input     jsonText     `json:"input"`
+	CallID    string       `json:"call_id"`
+	Output    jsonText     `json:"output"`
+	Action    jsonscan.Raw `json:"action"`
 	// compacted
-	Message            jsonText  `json:"message"`
-	ReplacementHistory []rawSpan `json:"replacement_history"`
+	Message            jsonText       `json:"message"`
+	ReplacementHistory []jsonscan.Raw `json:"replacement_history"`
 }
 
 type codexContentItem struct {
@@ -113,12 +114,12 @@ type codexContentItem struct {
 func sniffCodex(head []byte) int {
 	best := 0
 	for _, l := range headRecords(head, 4) {
-		fields, ok := scanObject(l)
-		if !ok || spanOf(l, fields, "payload") == nil {
+		fields, ok := jsonscan.Members(l)
+		if !ok || len(jsonscan.ValueOf(l, fields, "payload")) == 0 {
 			continue
 		}
 		var typ string
-		_ = json.Unmarshal(spanOf(l, fields, "type"), &typ)
+		_ = json.Unmarshal(jsonscan.ValueOf(l, fields, "type"), &typ)
 		switch typ {
 		case cxSessionMeta:
 			best = max(best, 95)
@@ -257,7 +258,7 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 		pfx := fmt.Sprintf("cx%dr", n)
 		for k, raw := range history {
 			var it codexItem
-			if raw.first() != '{' || json.Unmarshal(raw, &it) != nil {
+			if raw.First() != '{' || json.Unmarshal(raw, &it) != nil {
 				c.open = false // not an item we know: it stays inside the compacted record
 				continue
 			}
@@ -372,7 +373,7 @@ func codexParts(it *codexItem) ([]compact.Part, compact.Role, bool) {
 		args := json.RawMessage("{}")
 		if it.Arguments.isString {
 			args = argsFromString(it.Arguments.s)
-		} else if !it.Arguments.raw.isNull() {
+		} else if !it.Arguments.raw.IsNull() {
 			args = json.RawMessage(it.Arguments.raw)
 		}
 		return codexCall(it.CallID, it.Name, args), compact.RoleAssistant, true
@@ -384,7 +385,7 @@ func codexParts(it *codexItem) ([]compact.Part, compact.Role, bool) {
 			id = it.ID
 		}
 		args := json.RawMessage(it.Action)
-		if it.Action.isNull() {
+		if it.Action.IsNull() {
 			args = json.RawMessage("{}")
 		}
 		return codexCall(id, "local_shell", args), compact.RoleAssistant, true
@@ -402,8 +403,8 @@ func codexCall(id, name string, args json.RawMessage) []compact.Part {
 }
 
 // codexContent reads a message's content items (or a plain string).
-func codexContent(content rawSpan) []compact.Part {
-	switch content.first() {
+func codexContent(content jsonscan.Raw) []compact.Part {
+	switch content.First() {
 	case '"':
 		var s string
 		_ = json.Unmarshal(content, &s)
@@ -431,8 +432,8 @@ func codexContent(content rawSpan) []compact.Part {
 }
 
 // codexTexts returns the texts of a list of {"type", "text"} items.
-func codexTexts(list rawSpan) []string {
-	if list.first() != '[' {
+func codexTexts(list jsonscan.Raw) []string {
+	if list.First() != '[' {
 		return nil
 	}
 	var items []codexContentItem
@@ -448,8 +449,8 @@ func codexTexts(list rawSpan) []string {
 
 // codexOutput reads a tool's output: a string (the usual case), a list of
 // content items, or an object with "content".
-func codexOutput(out rawSpan) []compact.Part {
-	switch out.first() {
+func codexOutput(out jsonscan.Raw) []compact.Part {
+	switch out.First() {
 	case '"':
 		var s string
 		_ = json.Unmarshal(out, &s)
@@ -457,7 +458,7 @@ func codexOutput(out rawSpan) []compact.Part {
 	case '[':
 		return codexContent(out)
 	case '{':
-		if c := memberOf(out, "content"); c != nil {
+		if c := jsonscan.Lookup(out, "content"); c != nil {
 			return codexOutput(c)
 		}
 		return []compact.Part{{Type: compact.PartText, Text: string(out)}}

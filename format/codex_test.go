@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 func readCX(t *testing.T, src string) compact.Transcript {
@@ -224,7 +225,7 @@ func TestCodexWritesNativeCompaction(t *testing.T) {
 		}
 	}
 	item := last.Payload.ReplacementHistory[len(codexItemsOf(in.Messages[:h]))]
-	if memberString(item, "role") != "user" || !strings.Contains(string(item), `"input_text"`) {
+	if jsonscan.LookupString(item, "role") != "user" || !strings.Contains(string(item), `"input_text"`) {
 		t.Errorf("handoff item %s", head(item))
 	}
 }

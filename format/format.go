@@ -8,6 +8,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +66,51 @@ var ErrNoWriter = errors.New("format has no writer")
 // registration order only breaks ties.
 var registry []Format
 
-func register(f Format) { registry = append(registry, f) }
+func register(f Format) {
+	if w := f.Write; w != nil {
+		f.Write = func(out io.Writer, t compact.Transcript) error {
+			if err := checkRawJSON(&t); err != nil {
+				return fmt.Errorf("%s: %w", f.Name, err)
+			}
+			return w(out, t)
+		}
+	}
+	registry = append(registry, f)
+}
+
+// ErrInvalidJSON is returned (wrapped) when a transcript to be written
+// holds raw JSON that is not valid: tool-call arguments, tool parameters,
+// an envelope or a kept record. Writers embed such values as they are, so
+// they are checked before anything is written.
+var ErrInvalidJSON = errors.New("invalid raw JSON in the transcript")
+
+// checkRawJSON checks the raw JSON values a transcript built in code may
+// carry. Source records are not checked: a writer copies them only while
+// their message is unchanged, and a reader checked them.
+func checkRawJSON(t *compact.Transcript) error {
+	valid := func(raw json.RawMessage) bool { return len(raw) == 0 || json.Valid(raw) }
+	if !valid(t.Envelope) {
+		return fmt.Errorf("%w: the envelope", ErrInvalidJSON)
+	}
+	for i, r := range t.Records {
+		if !valid(r.Raw) {
+			return fmt.Errorf("%w: record %d (%s)", ErrInvalidJSON, i, r.Type)
+		}
+	}
+	for _, d := range t.Tools {
+		if !valid(d.Parameters) {
+			return fmt.Errorf("%w: the parameters of tool %q", ErrInvalidJSON, d.Name)
+		}
+	}
+	for i := range t.Messages {
+		for _, p := range t.Messages[i].Parts {
+			if p.ToolCall != nil && !valid(p.ToolCall.Arguments) {
+				return fmt.Errorf("%w: message %d: the arguments of call %q (%s)", ErrInvalidJSON, i, p.ToolCall.ID, p.ToolCall.Name)
+			}
+		}
+	}
+	return nil
+}
 
 // Formats returns every known format, in detection order.
 func Formats() []Format {

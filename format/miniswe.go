@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // mini-swe-agent saves a run as <instance>.traj.json: {"info",
@@ -43,12 +44,12 @@ func init() {
 const miniExitRole = "exit"
 
 type miniMessage struct {
-	Role             string     `json:"role"`
-	Content          rawSpan    `json:"content"`
-	ReasoningContent string     `json:"reasoning_content"`
-	ToolCalls        []chatCall `json:"tool_calls"`
-	ToolCallID       string     `json:"tool_call_id"`
-	Name             string     `json:"name"`
+	Role             string       `json:"role"`
+	Content          jsonscan.Raw `json:"content"`
+	ReasoningContent string       `json:"reasoning_content"`
+	ToolCalls        []chatCall   `json:"tool_calls"`
+	ToolCallID       string       `json:"tool_call_id"`
+	Name             string       `json:"name"`
 }
 
 func sniffMiniSWE(head []byte) int {
@@ -59,25 +60,25 @@ func sniffMiniSWE(head []byte) int {
 	if t[0] == '[' {
 		// Only what tells it apart from a plain OpenAI list.
 		for _, m := range headItems(t, 64) {
-			if hasMembers(m, "role") && (hasMembers(m, "extra") || memberString(m, "role") == miniExitRole) {
+			if jsonscan.HasKeys(m, "role") && (jsonscan.HasKeys(m, "extra") || jsonscan.LookupString(m, "role") == miniExitRole) {
 				return 70
 			}
 		}
 		return 0
 	}
-	fields, _ := scanObject(t)
-	has := func(k string) bool { return spanOf(t, fields, k) != nil }
+	fields, _ := jsonscan.Members(t)
+	has := func(k string) bool { return len(jsonscan.ValueOf(t, fields, k)) > 0 }
 	if !has("messages") {
 		return 0
 	}
 	var tf string
-	_ = json.Unmarshal(spanOf(t, fields, "trajectory_format"), &tf)
+	_ = json.Unmarshal(jsonscan.ValueOf(t, fields, "trajectory_format"), &tf)
 	switch {
 	case bytes.HasPrefix([]byte(tf), []byte("mini-swe-agent")):
 		return 95
 	case has("info"):
-		for _, m := range headItems(spanOf(t, fields, "messages"), 2) {
-			if hasMembers(m, "role") {
+		for _, m := range headItems(jsonscan.ValueOf(t, fields, "messages"), 2) {
+			if jsonscan.HasKeys(m, "role") {
 				return 85
 			}
 		}
@@ -92,7 +93,7 @@ func readMiniSWE(r io.Reader, name string) (compact.Transcript, error) {
 		return compact.Transcript{}, err
 	}
 	key := "messages"
-	if doc[scanSpace(doc, 0)] == '[' {
+	if doc[jsonscan.SkipSpace(doc, 0)] == '[' {
 		key = ""
 	}
 	d, ok := splitList(doc, key)
@@ -151,7 +152,7 @@ func writeMiniSWE(w io.Writer, t compact.Transcript) error {
 	switch {
 	case t.Format != string(MiniSWEAgent) || len(env) == 0:
 		env = []byte(`{"messages":[]}`)
-	case env[scanSpace(env, 0)] == '[':
+	case env[jsonscan.SkipSpace(env, 0)] == '[':
 		key = ""
 	}
 	return fillList(w, env, key, elems)
@@ -184,7 +185,7 @@ func miniEncode(m *compact.Message) []byte {
 	order := []string{"role", "content", "reasoning_content", "tool_calls", "tool_call_id"}
 	var drop []string
 	rec := baseRecord(m, MiniSWEAgent)
-	set["content"] = chatContentJSON(rest, rawSpan(memberOf(rec, "content")).first() == '[')
+	set["content"] = chatContentJSON(rest, jsonscan.Raw(jsonscan.Lookup(rec, "content")).First() == '[')
 	if reasoning != "" {
 		set["reasoning_content"] = jsonOf(reasoning)
 	} else {
@@ -192,7 +193,7 @@ func miniEncode(m *compact.Message) []byte {
 	}
 	if len(calls) > 0 {
 		set["tool_calls"] = chatToolCallsJSON(calls)
-	} else if rec == nil || string(memberOf(rec, "tool_calls")) != "null" {
+	} else if rec == nil || string(jsonscan.Lookup(rec, "tool_calls")) != "null" {
 		drop = append(drop, "tool_calls")
 	}
 	if len(m.ToolCallIDs) > 0 {
@@ -207,5 +208,5 @@ func miniEncode(m *compact.Message) []byte {
 	if rec == nil {
 		rec = []byte("{}")
 	}
-	return withMembers(rec, set, order, drop...)
+	return jsonscan.SetMembers(rec, set, order, drop...)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // OpenAI Chat Completions messages, as the API reference documents the
@@ -96,7 +97,7 @@ func readOpenAIChat(r io.Reader, name string) (compact.Transcript, error) {
 				sawMessages = true
 				if f.value != nil { // a scalar where the list belongs
 					return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset,
-						Msg: fmt.Sprintf(`field "messages": expected an array of chat messages, got %s`, describeJSON(f.value))}
+						Msg: fmt.Sprintf(`field "messages": expected an array of chat messages, got %s`, jsonscan.Describe(f.value))}
 				}
 			case "tools", "functions":
 				tools, err := decodeOpenAITools(f.value)
@@ -184,8 +185,8 @@ func locate(err error, file string, f Name, line int, base int64) error {
 // decodeRecord unmarshals raw into v, turning failures into a recordError
 // that says what was expected.
 func decodeRecord(raw []byte, v any, expected string) error {
-	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
-		return &recordError{msg: fmt.Sprintf("expected %s, got %s", expected, describeJSON(raw))}
+	if i := jsonscan.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return &recordError{msg: fmt.Sprintf("expected %s, got %s", expected, jsonscan.Describe(raw))}
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		e := jsonError("", "", 0, err, expected).(*Error)
@@ -264,7 +265,7 @@ func openAIToolCall(c oaToolCall) *compact.ToolCall {
 	case c.Function != nil:
 		tc.Name, tc.Arguments = c.Function.Name, openAIArgs(c.Function.Arguments)
 	case c.Custom != nil: // a custom (free-form input) tool
-		tc.Name, tc.Arguments = c.Custom.Name, mustMarshal(c.Custom.Input)
+		tc.Name, tc.Arguments = c.Custom.Name, jsonOf(c.Custom.Input)
 	}
 	return tc
 }
@@ -278,7 +279,7 @@ func openAIArgs(raw json.RawMessage) json.RawMessage {
 	}
 	var s string
 	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return decodeArgs(s)
+		return argsFromString(s)
 	}
 	return compactJSON(raw)
 }
@@ -330,14 +331,14 @@ func readContent(raw json.RawMessage, what string, part func(json.RawMessage) ([
 		}
 		return parts, nil
 	}
-	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of %s, got %s", what, describeJSON(raw))}
+	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of %s, got %s", what, jsonscan.Describe(raw))}
 }
 
 // openAIPart reads one content part; nil for an empty text part.
 func openAIPart(raw json.RawMessage) (*compact.Part, error) {
 	var p oaPart
-	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
-		return nil, fmt.Errorf("expected a content part object, got %s", describeJSON(raw))
+	if i := jsonscan.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return nil, fmt.Errorf("expected a content part object, got %s", jsonscan.Describe(raw))
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, fmt.Errorf("expected a content part: %w", err)
@@ -392,7 +393,7 @@ func imageRefURL(raw json.RawMessage) string {
 
 // imageOfURL keeps a data: URL's bytes inline and any other URL as is.
 func imageOfURL(u string) *compact.Image {
-	if mt, data, ok := parseDataURL(u); ok {
+	if mt, data, ok := splitDataURL(u); ok {
 		return &compact.Image{MediaType: mt, Data: data}
 	}
 	return &compact.Image{URL: u}
@@ -586,7 +587,7 @@ func sniffOpenAIChat(head []byte) int {
 				foreign = true
 			}
 		}
-		items := sniffArray(msgs.value, sniffItems)
+		items := headItems(msgs.value, sniffItems)
 		if len(items) == 0 {
 			return 0
 		}

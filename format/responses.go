@@ -280,7 +280,7 @@ func callArgs(it *respItem) json.RawMessage {
 	case len(it.Queries) > 0:
 		return compactJSON(json.RawMessage(`{"queries":` + string(it.Queries) + `}`))
 	case it.Code != "":
-		return mustMarshal(map[string]string{"code": it.Code})
+		return jsonOf(map[string]string{"code": it.Code})
 	}
 	return nil
 }
@@ -465,9 +465,9 @@ func sniffResponses(head []byte) int {
 			}
 			return 0
 		case hasIn:
-			items = sniffArray(in.value, sniffItems)
+			items = headItems(in.value, sniffItems)
 		case hasOut:
-			items = sniffArray(out.value, sniffItems)
+			items = headItems(out.value, sniffItems)
 		default: // a single item
 			if typ, ok := sh.field("type"); ok && len(typ.value) > 2 && responsesItemTypes[string(typ.value[1:len(typ.value)-1])] &&
 				string(typ.value) != `"message"` {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"sync"
+
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // Byte classes used by boundary and value checks. A table lookup keeps the
@@ -142,13 +144,13 @@ var placeholderMarkers = []string{
 	"foobar", "lorem", "fake",
 }
 
-var placeholderSet = sync.OnceValue(func() *keywordSet { return newKeywordSet(placeholderMarkers) })
+var placeholderSet = sync.OnceValue(func() *keyword.Matcher { return keyword.New(keyword.Words(placeholderMarkers), true) })
 
 // isPlaceholder reports whether v looks like a documented stand-in rather
 // than a credential: marker words, masks such as ***, template syntax, long
 // runs of one character, or an ascending run such as 12345678 or abcdefgh.
 func isPlaceholder(v string) bool {
-	if placeholderSet().any(v) {
+	if placeholderSet().Contains(v) {
 		return true
 	}
 	if strings.Contains(v, "<") && strings.Contains(v, ">") {
@@ -252,4 +254,11 @@ func hasSuffixFold(s, suffix string) bool {
 		}
 	}
 	return true
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // Priorities decide the label when candidates overlap: the merged span is
@@ -120,7 +122,7 @@ func (sc *scan) add(start, end int, r *rule) {
 // to them. It is immutable after construction.
 type engine struct {
 	rules []*rule
-	kw    *keywordSet
+	kw    *keyword.Matcher
 	// kwRules[i] lists the rules keyword i triggers, and kwText[i] the
 	// keyword as written (for case-sensitive rules).
 	kwRules [][]*rule
@@ -195,7 +197,7 @@ func newEngine(rules []*rule, structural bool) *engine {
 			addKW(w, r)
 		}
 	}
-	e.kw = newKeywordSet(words)
+	e.kw = keyword.New(keyword.Words(words), true)
 	return e
 }
 
@@ -204,7 +206,7 @@ func (e *engine) run(sc *scan) {
 	text := sc.text
 	sc.lastName = -1
 	sc.skip, sc.nidx = nil, e.nidx // allocated by the first rule that skips: most texts have none
-	e.kw.scan(text, func(start int, id int32) {
+	e.kw.Find(text, func(start, id int) {
 		rules := e.kwRules[id]
 		if rules == nil {
 			sc.noteMask(start)

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // Config configures a Redactor. The zero value uses the built-in rules.
@@ -202,7 +203,7 @@ func (r *Redactor) AddValue(secret string) {
 			vs.canonI = append(vs.canonI, ci)
 		}
 	}
-	vs.kw = newKeywordSet(vs.texts)
+	vs.kw = keyword.New(keyword.Words(vs.texts), false)
 	r.values.Store(vs)
 }
 
@@ -227,7 +228,7 @@ type valueSet struct {
 	canon  []string // the values as registered
 	texts  []string // their spellings
 	canonI []int    // texts[i] spells canon[canonI[i]]
-	kw     *keywordSet
+	kw     *keyword.Matcher
 }
 
 var valueRule = &rule{id: "value", label: "value", description: "value registered with AddValue", prio: prioValue}
@@ -237,11 +238,9 @@ func (vs *valueSet) find(sc *scan) {
 		return
 	}
 	t := sc.text
-	vs.kw.scan(t, func(start int, id int32) {
+	vs.kw.Find(t, func(start, id int) {
 		v := vs.texts[id]
-		if t[start:start+len(v)] == v {
-			sc.cands = append(sc.cands, cand{start: start, end: start + len(v), rule: valueRule, key: vs.canon[vs.canonI[id]]})
-		}
+		sc.cands = append(sc.cands, cand{start: start, end: start + len(v), rule: valueRule, key: vs.canon[vs.canonI[id]]})
 	})
 }
 

@@ -258,19 +258,15 @@ func (b *batch) configure() error {
 	if err != nil {
 		return err
 	}
-	usesLLM := cfg.Strategy != compactor.StrategyFallback && cfg.Strategy != compactor.StrategyPrune &&
-		(cfg.LLM.APIKey != "" || cfg.LLM.BaseURL != "")
+	usesLLM := cfg.Summarizer != nil
 	if usesLLM && b.o.llmConcurrency > 0 {
-		llm, err := compactor.NewLLM(cfg.LLM)
-		if err != nil {
-			return usageErrorf("%w", err)
-		}
-		cfg.Summarizer = newLimitedSummarizer(llm, b.o.llmConcurrency)
+		cfg.Summarizer = newLimitedSummarizer(cfg.Summarizer, b.o.llmConcurrency)
 	}
 	if b.comp, err = compactor.New(cfg); err != nil {
 		return usageErrorf("%w", err)
 	}
-	b.options = optionsHash(b.comp.Config(), usesLLM)
+	lc, _ := b.o.llmConfig(b.e)
+	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model)
 	if _, known := tokens.LookupModel(b.o.model); b.o.model != "" && !known {
 		b.warnings = append(b.warnings, fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
 			b.o.model, b.comp.Config().Window))
@@ -281,7 +277,7 @@ func (b *batch) configure() error {
 // optionsHash identifies the options that shape an output, so changing
 // one of them (or upgrading compact) redoes the files a run finished under
 // the old ones. Timeouts, retries, workers and the API key do not count.
-func optionsHash(cfg compactor.Config, usesLLM bool) string {
+func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string) string {
 	v := struct {
 		Version                                      string
 		Model                                        string
@@ -301,7 +297,7 @@ func optionsHash(cfg compactor.Config, usesLLM bool) string {
 		cfg.Prune.MinTokens, cfg.Prune.HeadLines, cfg.Prune.TailLines, cfg.Prune.MinDuplicateBytes,
 	}
 	if usesLLM {
-		v.BaseURL, v.SummaryModel = cfg.LLM.BaseURL, cfg.LLM.Model
+		v.BaseURL, v.SummaryModel = baseURL, summaryModel
 	}
 	j, _ := json.Marshal(v)
 	sum := sha256.Sum256(j)
@@ -744,19 +740,19 @@ func shellJoin(args []string) string {
 // limitedSummarizer lets at most cap(sem) summaries run at once across the
 // batch's workers, so many workers do not trip a provider's rate limits.
 type limitedSummarizer struct {
-	s   compactor.Summarizer
+	s   compact.Summarizer
 	sem chan struct{}
 }
 
-func newLimitedSummarizer(s compactor.Summarizer, n int) *limitedSummarizer {
+func newLimitedSummarizer(s compact.Summarizer, n int) *limitedSummarizer {
 	return &limitedSummarizer{s: s, sem: make(chan struct{}, n)}
 }
 
-func (l *limitedSummarizer) Summarize(ctx context.Context, req compactor.Request) (compactor.Summary, error) {
+func (l *limitedSummarizer) Summarize(ctx context.Context, req compact.SummaryRequest) (compact.Summary, error) {
 	select {
 	case l.sem <- struct{}{}:
 	case <-ctx.Done():
-		return compactor.Summary{}, ctx.Err()
+		return compact.Summary{}, ctx.Err()
 	}
 	defer func() { <-l.sem }()
 	return l.s.Summarize(ctx, req)

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -79,6 +78,13 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if err := o.check(); err != nil {
 		return err
 	}
+	// Every output is checked before any work, and written all or none.
+	var res compactor.Result
+	var rep *compactReport
+	outs, reportOnly := o.outputs(e, &res, &rep)
+	if err := outs.check(); err != nil {
+		return err
+	}
 	in, err := openInput(e, pos)
 	if err != nil {
 		return err
@@ -103,7 +109,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
-	rep := newCompactReport(in.name, &o, c.Config(), &res, cerr)
+	rep = newCompactReport(in.name, &o, c.Config(), &res, cerr)
 	if cerr == nil && o.session != "" {
 		// The checkpoint comes first: an output on disk whose session state
 		// was never saved would be resumed from an older checkpoint.
@@ -113,36 +119,50 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		}
 		rep.Checkpoint = id
 	}
-	if _, known := tokens.LookupModel(o.model); o.model != "" && !known {
-		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
+	if !knownModel(c.Config()) {
+		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: the %d-token window is --window's and counts are estimates",
 			o.model, rep.Window)}, rep.Warnings...)
 	}
-	if o.report != "" {
-		if err := writeFileAtomic(o.report, rep.write); err != nil {
+	if cerr != nil {
+		// The report says what failed; nothing else is written.
+		if err := reportOnly.check(); err != nil {
 			return err
 		}
-	}
-	if cerr != nil {
+		if err := reportOnly.commit(); err != nil {
+			return err
+		}
 		return cerr
 	}
-	if err := writeOutput(e, o.output, func(w io.Writer) error {
-		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
-	}); err != nil {
+	if err := outs.commit(); err != nil {
 		return err
 	}
+	fmt.Fprintln(e.stderr, rep.line())
+	return nil
+}
+
+// outputs returns the command's outputs (the transcript, --report,
+// --handoff) as one set, and the report alone, written when the
+// compaction failed. The writers read *res and *rep when they run.
+func (o *compactOptions) outputs(e *env, res *compactor.Result, rep **compactReport) (all, reportOnly *outputSet) {
+	all, reportOnly = &outputSet{}, &outputSet{}
+	all.add(e, o.output, func(w io.Writer) error {
+		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
+	})
+	if o.report != "" {
+		write := func(w io.Writer) error { return (*rep).write(w) }
+		all.add(e, o.report, write)
+		reportOnly.add(e, o.report, write)
+	}
 	if o.handoff != "" {
-		if err := writeFileAtomic(o.handoff, func(w io.Writer) error {
+		all.add(e, o.handoff, func(w io.Writer) error {
 			if res.Handoff == nil {
 				return nil
 			}
 			_, err := io.WriteString(w, res.Handoff.Render())
 			return err
-		}); err != nil {
-			return err
-		}
+		})
 	}
-	fmt.Fprintln(e.stderr, rep.line())
-	return nil
+	return all, reportOnly
 }
 
 func (o *compactOptions) check() error {
@@ -170,48 +190,6 @@ func (o *compactOptions) check() error {
 	return nil
 }
 
-// config turns the flags and the environment into a compactor.Config;
-// compactor.New fills in what is left zero.
-func (o *compactOptions) config(e *env) (compactor.Config, error) {
-	cfg := compactor.Config{
-		Model:                 o.model,
-		Window:                o.window,
-		Threshold:             o.threshold,
-		Force:                 o.force,
-		KeepHead:              o.keepHead,
-		KeepTailTokens:        o.keepTailTokens,
-		AbortOnSummaryFailure: o.abort,
-		Focus:                 o.focus,
-		LLM: compactor.LLMConfig{
-			BaseURL: o.baseURL,
-			APIKey:  e.getenv("OPENAI_API_KEY"),
-			Model:   o.summaryModel,
-			Timeout: o.timeout,
-			Retries: o.retries,
-		},
-	}
-	if o.keepHead == 0 {
-		cfg.KeepHead = -1 // the compactor's zero means the default, one exchange
-	}
-	if o.retries == 0 {
-		cfg.LLM.Retries = -1
-	}
-	if cfg.LLM.BaseURL == "" {
-		cfg.LLM.BaseURL = e.getenv("OPENAI_BASE_URL")
-	}
-	cfg.Strategy, _ = compactor.ParseStrategy(o.summarizer)
-	window := o.window
-	if window == 0 {
-		window = compactor.DefaultConfig(o.model).Window
-	}
-	target, err := parseTarget(o.target, window)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.TargetTokens = target
-	return cfg, nil
-}
-
 // saveCheckpoint stores the compacted transcript and its record as the new
 // latest checkpoint of o.session, redacted unless --checkpoint-plain, and
 // returns the checkpoint's ID.
@@ -230,47 +208,46 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 	return c.ID, nil
 }
 
-// parseTarget reads "40000" (tokens) or "40%" (of the window).
-func parseTarget(s string, window int) (int, error) {
-	s = strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || f <= 0 || f > 100 {
-			return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
-		}
-		return int(f / 100 * float64(window)), nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
-	}
-	return n, nil
-}
-
 // compactReport is the JSON written by --report.
 type compactReport struct {
-	Input           string             `json:"input"`
-	Output          string             `json:"output"`
-	Format          string             `json:"format"`
-	Model           string             `json:"model"`
-	Window          int                `json:"window"`
-	TokensBefore    int                `json:"tokens_before"`
-	TokensAfter     int                `json:"tokens_after"`
-	Saved           float64            `json:"saved"`
-	Method          compact.Method     `json:"method"`
-	Reason          string             `json:"reason,omitempty"`
-	LLMConfigured   bool               `json:"llm_configured"`
-	SummaryModel    string             `json:"summary_model,omitempty"`
-	DroppedMessages int                `json:"dropped_messages"`
-	PinnedMessages  int                `json:"pinned_messages"`
-	LLMAttempts     int                `json:"llm_attempts"`
-	Ineffective     bool               `json:"ineffective"`
-	Warnings        []string           `json:"warnings"`
-	DurationMS      float64            `json:"duration_ms"`
-	Checkpoint      string             `json:"checkpoint,omitempty"` // ID of the checkpoint saved with --session
-	Error           string             `json:"error,omitempty"`
-	Compaction      compact.Compaction `json:"compaction"`
-	Plan            compactor.Plan     `json:"plan"`
+	Input           string         `json:"input"`
+	Output          string         `json:"output"`
+	Format          string         `json:"format"`
+	Model           string         `json:"model"`
+	Window          int            `json:"window"`
+	TokensBefore    int            `json:"tokens_before"`
+	TokensAfter     int            `json:"tokens_after"`
+	Saved           float64        `json:"saved"`
+	Method          compact.Method `json:"method"`
+	Reason          string         `json:"reason,omitempty"`
+	LLMConfigured   bool           `json:"llm_configured"`
+	SummaryModel    string         `json:"summary_model,omitempty"`
+	DroppedMessages int            `json:"dropped_messages"`
+	PinnedMessages  int            `json:"pinned_messages"`
+	LLMAttempts     int            `json:"llm_attempts"`
+	Ineffective     bool           `json:"ineffective"`
+	// Fits is false when the output still overflows the usable window
+	// (window − output reserve).
+	Fits         bool               `json:"fits"`
+	UsableWindow int                `json:"usable_window"`
+	Warnings     []string           `json:"warnings"`
+	DurationMS   float64            `json:"duration_ms"`
+	Checkpoint   string             `json:"checkpoint,omitempty"` // ID of the checkpoint saved with --session
+	Error        string             `json:"error,omitempty"`
+	Compaction   compact.Compaction `json:"compaction"`
+	Plan         compactor.Plan     `json:"plan"`
+	// summaryErr is the LLM's failure when the fallback replaced it.
+	summaryErr error
+}
+
+// knownModel reports whether cfg's model table knows its model.
+func knownModel(cfg compactor.Config) bool {
+	models := cfg.Models
+	if models == nil {
+		models = tokens.DefaultModels()
+	}
+	_, ok := models.Lookup(cfg.Model)
+	return ok
 }
 
 func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res *compactor.Result, err error) *compactReport {
@@ -278,11 +255,11 @@ func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res
 		Input: input, Output: o.output, Format: res.Transcript.Format, Model: cfg.Model, Window: cfg.Window,
 		TokensBefore: res.Record.TokensBefore, TokensAfter: res.Record.TokensAfter, Saved: res.Record.Saved(),
 		Method: res.Record.Method, Reason: res.Record.Reason,
-		LLMConfigured: cfg.LLM.APIKey != "" || cfg.LLM.BaseURL != "",
-		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective,
+		LLMConfigured: cfg.Summarizer != nil,
+		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective, Fits: res.Fits, UsableWindow: res.Usable,
 		Warnings:   append([]string{}, res.Record.Warnings...),
 		DurationMS: float64(res.Record.Duration.Microseconds()) / 1000,
-		Compaction: res.Record, Plan: res.Plan,
+		Compaction: res.Record, Plan: res.Plan, summaryErr: res.SummaryErr,
 	}
 	if r.Output == "" {
 		r.Output = "-"
@@ -321,8 +298,8 @@ func (r *compactReport) line() string {
 		fmt.Fprintf(&b, " (%s, %d attempts)", r.SummaryModel, r.LLMAttempts)
 	case r.Method == compact.MethodFallback && !r.LLMConfigured:
 		b.WriteString(" (no LLM configured)")
-	case r.Method == compact.MethodFallback && r.LLMAttempts > 0:
-		b.WriteString(" (LLM failed: " + shorten(strings.TrimPrefix(r.Reason, "the LLM summary failed, used the deterministic fallback: "), 120) + ")")
+	case r.Method == compact.MethodFallback && r.summaryErr != nil:
+		b.WriteString(" (LLM failed: " + shorten(r.summaryErr.Error(), 120) + ")")
 	}
 	fmt.Fprintf(&b, ", %s", secs)
 	if n := len(r.Warnings); n > 0 {

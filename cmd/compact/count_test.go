@@ -164,7 +164,7 @@ func TestCountTextMatchesTiktoken(t *testing.T) {
 }
 
 func TestCountOptions(t *testing.T) {
-	path := filepath.Join(corpusDir, "sweagent_marshmallow-1867_function_calling.traj")
+	path := corpusPath(t, "sweagent_marshmallow-1867_function_calling.traj")
 	base := countJSON(t, "", path)
 
 	per := countJSON(t, "", "--per-message", path)
