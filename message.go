@@ -320,3 +320,37 @@ func (m Message) writeContent(h hash.Hash) {
 		}
 	}
 }
+
+// UserMessage returns a user message holding text: an ask, as an agent
+// loop appends it.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Parts: []Part{{Type: PartText, Text: text}}}
+}
+
+// AssistantMessage returns an assistant message holding text (none when
+// empty) followed by the tool calls it makes, in order.
+func AssistantMessage(text string, calls ...ToolCall) Message {
+	m := Message{Role: RoleAssistant}
+	if text != "" {
+		m.Parts = append(m.Parts, Part{Type: PartText, Text: text})
+	}
+	for i := range calls {
+		c := calls[i]
+		m.Parts = append(m.Parts, Part{Type: PartToolCall, ToolCall: &c})
+	}
+	return m
+}
+
+// ToolResultMessage returns the tool message answering the call callID
+// with output, in the shape every writer maps onto its format.
+func ToolResultMessage(callID, output string) Message {
+	return Message{Role: RoleTool, ToolCallIDs: []string{callID}, Parts: []Part{{Type: PartText, Text: output}}}
+}
+
+// ToolErrorMessage is ToolResultMessage for a call that failed: its output
+// is marked IsError (and Failed).
+func ToolErrorMessage(callID, output string) Message {
+	m := ToolResultMessage(callID, output)
+	m.Parts[0].IsError, m.Parts[0].Failed = true, true
+	return m
+}

@@ -19,6 +19,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/clip"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -235,9 +236,13 @@ func (s *Summarizer) summarize(ctx context.Context, req *compact.SummaryRequest)
 	previous, items := renderWindow(req.Window, count, s.cfg.MaxMessageTokens, s.cfg.chunkTokens()/4)
 	items = capTotal(items, s.cfg.MaxInputTokens)
 	chunks := chunkItems(items, s.cfg.chunkTokens())
+	ask := req.LatestAsk
+	if n := count(ask); n > s.cfg.MaxMessageTokens {
+		ask = clip.Ends(ask, max(len(ask)*s.cfg.MaxMessageTokens/n, 200), clip.BytesMarker)
+	}
 	var h compact.Handoff
 	for k, chunk := range chunks {
-		prompt := buildPrompt(promptInput{previous: previous, focus: req.Focus,
+		prompt := buildPrompt(promptInput{previous: previous, latestAsk: ask, focus: req.Focus,
 			chunk: chunk, part: k + 1, parts: len(chunks), maxTokens: req.MaxTokens})
 		var n int
 		var err error

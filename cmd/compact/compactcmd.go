@@ -189,28 +189,32 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 
 // compactReport is the JSON written by --report.
 type compactReport struct {
-	Input           string             `json:"input"`
-	Output          string             `json:"output"`
-	Format          string             `json:"format"`
-	Model           string             `json:"model"`
-	Window          int                `json:"window"`
-	TokensBefore    int                `json:"tokens_before"`
-	TokensAfter     int                `json:"tokens_after"`
-	Saved           float64            `json:"saved"`
-	Method          compact.Method     `json:"method"`
-	Reason          string             `json:"reason,omitempty"`
-	LLMConfigured   bool               `json:"llm_configured"`
-	SummaryModel    string             `json:"summary_model,omitempty"`
-	DroppedMessages int                `json:"dropped_messages"`
-	PinnedMessages  int                `json:"pinned_messages"`
-	LLMAttempts     int                `json:"llm_attempts"`
-	Ineffective     bool               `json:"ineffective"`
-	Warnings        []string           `json:"warnings"`
-	DurationMS      float64            `json:"duration_ms"`
-	Checkpoint      string             `json:"checkpoint,omitempty"` // ID of the checkpoint saved with --session
-	Error           string             `json:"error,omitempty"`
-	Compaction      compact.Compaction `json:"compaction"`
-	Plan            compactor.Plan     `json:"plan"`
+	Input           string         `json:"input"`
+	Output          string         `json:"output"`
+	Format          string         `json:"format"`
+	Model           string         `json:"model"`
+	Window          int            `json:"window"`
+	TokensBefore    int            `json:"tokens_before"`
+	TokensAfter     int            `json:"tokens_after"`
+	Saved           float64        `json:"saved"`
+	Method          compact.Method `json:"method"`
+	Reason          string         `json:"reason,omitempty"`
+	LLMConfigured   bool           `json:"llm_configured"`
+	SummaryModel    string         `json:"summary_model,omitempty"`
+	DroppedMessages int            `json:"dropped_messages"`
+	PinnedMessages  int            `json:"pinned_messages"`
+	LLMAttempts     int            `json:"llm_attempts"`
+	Ineffective     bool           `json:"ineffective"`
+	// Fits is false when the output still overflows the usable window
+	// (window − output reserve).
+	Fits         bool               `json:"fits"`
+	UsableWindow int                `json:"usable_window"`
+	Warnings     []string           `json:"warnings"`
+	DurationMS   float64            `json:"duration_ms"`
+	Checkpoint   string             `json:"checkpoint,omitempty"` // ID of the checkpoint saved with --session
+	Error        string             `json:"error,omitempty"`
+	Compaction   compact.Compaction `json:"compaction"`
+	Plan         compactor.Plan     `json:"plan"`
 	// summaryErr is the LLM's failure when the fallback replaced it.
 	summaryErr error
 }
@@ -231,7 +235,7 @@ func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res
 		TokensBefore: res.Record.TokensBefore, TokensAfter: res.Record.TokensAfter, Saved: res.Record.Saved(),
 		Method: res.Record.Method, Reason: res.Record.Reason,
 		LLMConfigured: cfg.Summarizer != nil,
-		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective,
+		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective, Fits: res.Fits, UsableWindow: res.Usable,
 		Warnings:   append([]string{}, res.Record.Warnings...),
 		DurationMS: float64(res.Record.Duration.Microseconds()) / 1000,
 		Compaction: res.Record, Plan: res.Plan, summaryErr: res.SummaryErr,
