@@ -149,6 +149,9 @@ func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, 
 	r := &run{c: c, t: &t}
 	r.em = &emitter{start: start, now: c.cfg.Now, observer: c.cfg.Observer, logger: c.cfg.Logger, sanitize: r.sanitize}
 	r.rec = compact.Compaction{At: start, Method: compact.MethodNone}
+	if c.cfg.scaledReserve != "" {
+		r.rec.Warnings = []string{c.cfg.scaledReserve}
+	}
 	if err := ctx.Err(); err != nil {
 		return r.unchanged("cancelled"), err
 	}

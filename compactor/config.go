@@ -70,7 +70,11 @@ type Config struct {
 	// Models is the model table (nil means tokens.DefaultModels()).
 	Models *tokens.Models
 	// Window and OutputReserve override the model table's (tokens; 0 means
-	// the model's). The reserve must be below the window.
+	// the model's). The reserve must be below the window. A Window set
+	// without OutputReserve, too small to leave half of itself beside the
+	// model's reserve, gets the model's share of it instead (gpt-4o's
+	// 16,384 of 128,000 is 1,024 of an 8,000-token window), and every
+	// record says so in a warning.
 	Window        int
 	OutputReserve int
 
@@ -136,6 +140,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the current time (nil means time.Now).
 	Now func() time.Time
+
+	// scaledReserve is the warning of a reserve scaled to a small Window.
+	scaledReserve string
 }
 
 // PruneConfig tunes how tool outputs are shortened, for the summarizer's
@@ -246,9 +253,14 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 	}
 	if c.OutputReserve == 0 {
 		c.OutputReserve = m.OutputReserve
-		if c.OutputReserve >= c.Window {
-			return m, known, bad("the output reserve (%d tokens, %s's) leaves no room in a %d-token window; set OutputReserve below Window",
-				c.OutputReserve, c.Model, c.Window)
+		if 2*c.OutputReserve > c.Window && m.Window > 0 {
+			// A window set smaller than the model's (to compact early, or
+			// for a deployment with less context) keeps the model's share
+			// of it for the answer, not the model's absolute reserve.
+			scaled := max(int(math.Round(float64(m.OutputReserve)*float64(c.Window)/float64(m.Window))), 1)
+			c.scaledReserve = fmt.Sprintf("output reserve scaled to %d tokens: %s's %d does not fit a %d-token window",
+				scaled, c.Model, m.OutputReserve, c.Window)
+			c.OutputReserve = scaled
 		}
 	}
 	if c.OutputReserve >= c.Window {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestNewRejectsValuesThatCannotWork(t *testing.T) {
 		{"NaN threshold", func(c *Config) { c.Threshold = math.NaN() }, "Threshold"},
 		{"negative window", func(c *Config) { c.Window = -5 }, "Window is -5"},
 		{"reserve above the window", func(c *Config) { c.Window, c.OutputReserve = 8000, 9000 }, "OutputReserve 9000"},
-		{"window under the model's reserve", func(c *Config) { c.Window = 16000 }, "output reserve (16384 tokens, gpt-4o's)"},
+		{"explicit reserve at the window", func(c *Config) { c.Window, c.OutputReserve = 16000, 16000 }, "OutputReserve 16000"},
 		{"misspelt model", func(c *Config) { c.Model = "gpt4o" }, `unknown model "gpt4o"`},
 		{"negative keep-head", func(c *Config) { c.KeepHead = -1 }, "KeepHead is -1"},
 		{"negative tail", func(c *Config) { c.KeepTailTokens = -3 }, "KeepTailTokens"},
@@ -170,5 +171,28 @@ func TestResultOverTheWindow(t *testing.T) {
 	res, _ = mustNew(t, cfg).Compact(context.Background(), agentRun(3, 100))
 	if res.Changed() || !res.Fits {
 		t.Fatalf("small: changed %v, fits %v", res.Changed(), res.Fits)
+	}
+}
+
+// A Window too small for the model's reserve gets the model's share of it
+// as the reserve, and every record says so.
+func TestSmallWindowScalesTheReserve(t *testing.T) {
+	for _, tt := range []struct{ window, reserve int }{{8000, 1024}, {16000, 2048}, {40000, 16384}} {
+		cfg := DefaultConfig()
+		cfg.Window, cfg.Strategy, cfg.Force = tt.window, StrategyFallback, true
+		c := mustNew(t, cfg)
+		if got := c.Config().OutputReserve; got != tt.reserve {
+			t.Errorf("window %d: reserve %d, want %d", tt.window, got, tt.reserve)
+		}
+		res, err := c.Compact(context.Background(), agentRun(60, 600))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scaled := slices.ContainsFunc(res.Record.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, "output reserve scaled to ") && strings.Contains(w, "gpt-4o's 16384 does not fit")
+		})
+		if scaled != (tt.reserve != 16384) {
+			t.Errorf("window %d: warnings %q", tt.window, res.Record.Warnings)
+		}
 	}
 }

@@ -66,6 +66,11 @@ type Config struct {
 	MaxMessageTokens int
 	// MaxOutputTokens caps the answer (0 means 4,096).
 	MaxOutputTokens int
+	// MaxAnswerBytes caps what is read of one HTTP answer (0 means 32
+	// bytes per output token, at least 256 KiB and at most 4 MiB). A
+	// larger answer fails the attempt, and is not retried, without being
+	// read further.
+	MaxAnswerBytes int64
 
 	// BreakerFailures consecutive failed calls open the circuit breaker
 	// (0: it never opens); while open, for BreakerCooldown, the provider
@@ -88,6 +93,12 @@ const (
 const (
 	defaultMaxMessageTokens = 2000
 	defaultMaxOutputTokens  = 4096
+	// An answer of MaxOutputTokens tokens is at most about 4 bytes a token,
+	// up to 12 where JSON escapes every character (\u00e9); 32 leaves room
+	// for the envelope and reasoning fields some servers add.
+	answerBytesPerToken = 32
+	minAnswerBytes      = 256 << 10
+	maxAnswerBytes      = 4 << 20
 )
 
 // DefaultConfig returns the configuration for apiKey with every default
@@ -124,7 +135,7 @@ func (c *Config) check() error {
 		{"BackoffBase", int64(c.BackoffBase)}, {"BackoffMax", int64(c.BackoffMax)},
 		{"ContextTokens", int64(c.ContextTokens)}, {"MaxInputTokens", int64(c.MaxInputTokens)},
 		{"MaxMessageTokens", int64(c.MaxMessageTokens)}, {"MaxOutputTokens", int64(c.MaxOutputTokens)},
-		{"BreakerFailures", int64(c.BreakerFailures)},
+		{"MaxAnswerBytes", c.MaxAnswerBytes}, {"BreakerFailures", int64(c.BreakerFailures)},
 		{"BreakerCooldown", int64(c.BreakerCooldown)},
 	} {
 		if err := neg(f.name, f.v); err != nil {
@@ -157,6 +168,9 @@ func (c *Config) fill() {
 	}
 	if c.MaxOutputTokens == 0 {
 		c.MaxOutputTokens = defaultMaxOutputTokens
+	}
+	if c.MaxAnswerBytes == 0 {
+		c.MaxAnswerBytes = min(max(int64(c.MaxOutputTokens)*answerBytesPerToken, minAnswerBytes), maxAnswerBytes)
 	}
 }
 
@@ -201,7 +215,7 @@ func New(cfg Config) (*Summarizer, error) {
 	}
 	s := &Summarizer{cfg: cfg, breaker: newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown),
 		now: time.Now, sleep: sleepCtx, rnd: randInt64N}
-	oc.HTTPClient = tracingDoer{next: doer, now: func() time.Time { return s.now() }}
+	oc.HTTPClient = tracingDoer{next: doer, now: func() time.Time { return s.now() }, limit: cfg.MaxAnswerBytes}
 	s.client = openai.NewClientWithConfig(oc)
 	return s, nil
 }

@@ -78,6 +78,13 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if err := o.check(); err != nil {
 		return err
 	}
+	// Every output is checked before any work, and written all or none.
+	var res compactor.Result
+	var rep *compactReport
+	outs, reportOnly := o.outputs(e, &res, &rep)
+	if err := outs.check(); err != nil {
+		return err
+	}
 	in, err := openInput(e, pos)
 	if err != nil {
 		return err
@@ -102,7 +109,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
-	rep := newCompactReport(in.name, &o, c.Config(), &res, cerr)
+	rep = newCompactReport(in.name, &o, c.Config(), &res, cerr)
 	if cerr == nil && o.session != "" {
 		// The checkpoint comes first: an output on disk whose session state
 		// was never saved would be resumed from an older checkpoint.
@@ -116,32 +123,46 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: the %d-token window is --window's and counts are estimates",
 			o.model, rep.Window)}, rep.Warnings...)
 	}
-	if o.report != "" {
-		if err := writeFileAtomic(o.report, rep.write); err != nil {
+	if cerr != nil {
+		// The report says what failed; nothing else is written.
+		if err := reportOnly.check(); err != nil {
 			return err
 		}
-	}
-	if cerr != nil {
+		if err := reportOnly.commit(); err != nil {
+			return err
+		}
 		return cerr
 	}
-	if err := writeOutput(e, o.output, func(w io.Writer) error {
-		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
-	}); err != nil {
+	if err := outs.commit(); err != nil {
 		return err
 	}
+	fmt.Fprintln(e.stderr, rep.line())
+	return nil
+}
+
+// outputs returns the command's outputs (the transcript, --report,
+// --handoff) as one set, and the report alone, written when the
+// compaction failed. The writers read *res and *rep when they run.
+func (o *compactOptions) outputs(e *env, res *compactor.Result, rep **compactReport) (all, reportOnly *outputSet) {
+	all, reportOnly = &outputSet{}, &outputSet{}
+	all.add(e, o.output, func(w io.Writer) error {
+		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
+	})
+	if o.report != "" {
+		write := func(w io.Writer) error { return (*rep).write(w) }
+		all.add(e, o.report, write)
+		reportOnly.add(e, o.report, write)
+	}
 	if o.handoff != "" {
-		if err := writeFileAtomic(o.handoff, func(w io.Writer) error {
+		all.add(e, o.handoff, func(w io.Writer) error {
 			if res.Handoff == nil {
 				return nil
 			}
 			_, err := io.WriteString(w, res.Handoff.Render())
 			return err
-		}); err != nil {
-			return err
-		}
+		})
 	}
-	fmt.Fprintln(e.stderr, rep.line())
-	return nil
+	return all, reportOnly
 }
 
 func (o *compactOptions) check() error {

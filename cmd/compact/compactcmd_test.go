@@ -449,3 +449,20 @@ func TestCompactBeforeEqualsCount(t *testing.T) {
 		}
 	}
 }
+
+// --window below the default model's reserve works: the reserve is scaled
+// to the window, and the report says so.
+func TestCompactSmallWindow(t *testing.T) {
+	dir := t.TempDir()
+	for _, w := range []string{"8000", "16000"} {
+		rep := filepath.Join(dir, "r.json")
+		code, _, stderr := runCmd(t, chat(40), nil, "--window", w, "--summarizer", "fallback", "--report", rep, "-o", filepath.Join(dir, "out.json"), "-")
+		if code != exitOK {
+			t.Fatalf("--window %s: exit %d: %s", w, code, stderr)
+		}
+		r := readReport(t, rep)
+		if r.Method != compact.MethodFallback || !strings.Contains(strings.Join(r.Warnings, "\n"), "output reserve scaled to") {
+			t.Fatalf("--window %s: method %s, warnings %q", w, r.Method, r.Warnings)
+		}
+	}
+}
