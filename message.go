@@ -61,7 +61,9 @@ type Part struct {
 	//
 	// Failed marks a tool result that failed by the agent's conventions:
 	// IsError, a non-zero exit code in the output's envelope, an error
-	// observation.
+	// observation. It is set on tool-result parts, and on the text parts
+	// of a message that answers by ToolCallIDs or of a harness message
+	// that reports a command's result.
 	Failed bool `json:"failed,omitempty"`
 	// Harness marks a text part that the agent's harness injected
 	// (reminders, caveats, command wrappers, environment context) rather
@@ -74,9 +76,9 @@ type Part struct {
 // instead of guessing from tool names.
 type ToolKind string
 
-// Tool kinds. The zero value means the call was not tagged (built in code,
-// or read by a reader that knows no table for the tool); ToolOther means the
-// reader knows the tool and it is none of the others.
+// Tool kinds. The zero value means the call was not tagged (built in code);
+// ToolOther means the reader tagged it and it is none of the others, or a
+// tool its tables do not know.
 const (
 	ToolShell  ToolKind = "shell"  // runs a command
 	ToolRead   ToolKind = "read"   // reads a file

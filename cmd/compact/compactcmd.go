@@ -53,6 +53,7 @@ type compactOptions struct {
 	checkpointStore string
 	session         string
 	checkpointPlain bool
+	redactKept      bool
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
@@ -64,6 +65,7 @@ func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
 	fs.StringVar(&o.session, "session", "", "session `ID` the checkpoint belongs to (required with --checkpoint)")
 	fs.BoolVar(&o.checkpointPlain, "checkpoint-plain", false, "store the checkpoint without redacting secrets (default: redacted)")
+	fs.BoolVar(&o.redactKept, "redact-kept", false, "also mask secrets in the messages kept verbatim (head and tail); bytes change only inside the masks")
 	return fs
 }
 
@@ -76,6 +78,13 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := o.check(); err != nil {
+		return err
+	}
+	// Every output is checked before any work, and written all or none.
+	var res compactor.Result
+	var rep *compactReport
+	outs, reportOnly := o.outputs(e, &res, &rep)
+	if err := outs.check(); err != nil {
 		return err
 	}
 	in, err := openInput(e, pos)
@@ -102,7 +111,11 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
-	rep := newCompactReport(in.name, &o, c.Config(), &res, cerr)
+	if cerr == nil && o.redactKept {
+		res.Transcript = redactKept(cfg.Redactor, res.Transcript)
+		res.Record.TokensAfter, _, _ = c.NeedsCompaction(res.Transcript)
+	}
+	rep = newCompactReport(in.name, &o, c.Config(), &res, cerr)
 	if cerr == nil && o.session != "" {
 		// The checkpoint comes first: an output on disk whose session state
 		// was never saved would be resumed from an older checkpoint.
@@ -116,32 +129,46 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: the %d-token window is --window's and counts are estimates",
 			o.model, rep.Window)}, rep.Warnings...)
 	}
-	if o.report != "" {
-		if err := writeFileAtomic(o.report, rep.write); err != nil {
+	if cerr != nil {
+		// The report says what failed; nothing else is written.
+		if err := reportOnly.check(); err != nil {
 			return err
 		}
-	}
-	if cerr != nil {
+		if err := reportOnly.commit(); err != nil {
+			return err
+		}
 		return cerr
 	}
-	if err := writeOutput(e, o.output, func(w io.Writer) error {
-		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
-	}); err != nil {
+	if err := outs.commit(); err != nil {
 		return err
 	}
+	fmt.Fprintln(e.stderr, rep.line())
+	return nil
+}
+
+// outputs returns the command's outputs (the transcript, --report,
+// --handoff) as one set, and the report alone, written when the
+// compaction failed. The writers read *res and *rep when they run.
+func (o *compactOptions) outputs(e *env, res *compactor.Result, rep **compactReport) (all, reportOnly *outputSet) {
+	all, reportOnly = &outputSet{}, &outputSet{}
+	all.add(e, o.output, func(w io.Writer) error {
+		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
+	})
+	if o.report != "" {
+		write := func(w io.Writer) error { return (*rep).write(w) }
+		all.add(e, o.report, write)
+		reportOnly.add(e, o.report, write)
+	}
 	if o.handoff != "" {
-		if err := writeFileAtomic(o.handoff, func(w io.Writer) error {
+		all.add(e, o.handoff, func(w io.Writer) error {
 			if res.Handoff == nil {
 				return nil
 			}
 			_, err := io.WriteString(w, res.Handoff.Render())
 			return err
-		}); err != nil {
-			return err
-		}
+		})
 	}
-	fmt.Fprintln(e.stderr, rep.line())
-	return nil
+	return all, reportOnly
 }
 
 func (o *compactOptions) check() error {
@@ -169,6 +196,24 @@ func (o *compactOptions) check() error {
 	return nil
 }
 
+// redactKept masks the secrets left in t (the head and tail a compaction
+// keeps verbatim, the records and the envelope) so that the bytes written
+// change only inside the masks: a message whose source records were masked
+// as a whole is still written from them, its fingerprint renewed.
+func redactKept(r *redact.Redactor, t compact.Transcript) compact.Transcript {
+	out, found := r.Transcript(t)
+	if len(found) == 0 {
+		return t
+	}
+	for i := range out.Messages {
+		m, was := &out.Messages[i], &t.Messages[i]
+		if was.Unchanged() && len(m.Source.Records) == len(was.Source.Records) {
+			m.Source.Fingerprint = m.Fingerprint()
+		}
+	}
+	return out
+}
+
 // saveCheckpoint stores the compacted transcript and its record as the new
 // latest checkpoint of o.session, redacted unless --checkpoint-plain, and
 // returns the checkpoint's ID.
@@ -176,7 +221,7 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 	var r *redact.Redactor
 	if !o.checkpointPlain {
 		var err error
-		if r, err = redact.New(redact.Config{}); err != nil {
+		if r, err = newRedactor(e); err != nil {
 			return "", err
 		}
 	}
