@@ -259,7 +259,6 @@ type compactReport struct {
 	summaryErr error
 }
 
-
 func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res *compactor.Result, err error) *compactReport {
 	r := &compactReport{
 		Input: input, Output: o.output, Format: res.Transcript.Format, Model: cfg.Model, Window: cfg.Window,
