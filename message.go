@@ -61,7 +61,9 @@ type Part struct {
 	//
 	// Failed marks a tool result that failed by the agent's conventions:
 	// IsError, a non-zero exit code in the output's envelope, an error
-	// observation.
+	// observation. It is set on tool-result parts, and on the text parts
+	// of a message that answers by ToolCallIDs or of a harness message
+	// that reports a command's result.
 	Failed bool `json:"failed,omitempty"`
 	// Harness marks a text part that the agent's harness injected
 	// (reminders, caveats, command wrappers, environment context) rather
@@ -74,9 +76,9 @@ type Part struct {
 // instead of guessing from tool names.
 type ToolKind string
 
-// Tool kinds. The zero value means the call was not tagged (built in code,
-// or read by a reader that knows no table for the tool); ToolOther means the
-// reader knows the tool and it is none of the others.
+// Tool kinds. The zero value means the call was not tagged (built in code);
+// ToolOther means the reader tagged it and it is none of the others, or a
+// tool its tables do not know.
 const (
 	ToolShell  ToolKind = "shell"  // runs a command
 	ToolRead   ToolKind = "read"   // reads a file
@@ -319,4 +321,38 @@ func (m Message) writeContent(h hash.Hash) {
 			str(string(p.ToolCall.Arguments))
 		}
 	}
+}
+
+// UserMessage returns a user message holding text: an ask, as an agent
+// loop appends it.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Parts: []Part{{Type: PartText, Text: text}}}
+}
+
+// AssistantMessage returns an assistant message holding text (none when
+// empty) followed by the tool calls it makes, in order.
+func AssistantMessage(text string, calls ...ToolCall) Message {
+	m := Message{Role: RoleAssistant}
+	if text != "" {
+		m.Parts = append(m.Parts, Part{Type: PartText, Text: text})
+	}
+	for i := range calls {
+		c := calls[i]
+		m.Parts = append(m.Parts, Part{Type: PartToolCall, ToolCall: &c})
+	}
+	return m
+}
+
+// ToolResultMessage returns the tool message answering the call callID
+// with output, in the shape every writer maps onto its format.
+func ToolResultMessage(callID, output string) Message {
+	return Message{Role: RoleTool, ToolCallIDs: []string{callID}, Parts: []Part{{Type: PartText, Text: output}}}
+}
+
+// ToolErrorMessage is ToolResultMessage for a call that failed: its output
+// is marked IsError (and Failed).
+func ToolErrorMessage(callID, output string) Message {
+	m := ToolResultMessage(callID, output)
+	m.Parts[0].IsError, m.Parts[0].Failed = true, true
+	return m
 }

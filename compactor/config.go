@@ -64,13 +64,17 @@ type Config struct {
 	// Model is the model the transcript is sent to ("" means
 	// DefaultModel). It sets the window, the output reserve and, unless
 	// Counter is set, the tokenizer. A model the table does not know is an
-	// error unless Window is set; its counts are then estimates (see
-	// Compactor.Exact).
+	// error unless Window is set; its counts are then estimates, as every
+	// record's warnings and Compactor.Exact say.
 	Model string
 	// Models is the model table (nil means tokens.DefaultModels()).
 	Models *tokens.Models
 	// Window and OutputReserve override the model table's (tokens; 0 means
-	// the model's). The reserve must be below the window.
+	// the model's). The reserve must be below the window. A Window set
+	// without OutputReserve, too small to leave half of itself beside the
+	// model's reserve, gets the model's share of it instead (gpt-4o's
+	// 16,384 of 128,000 is 1,024 of an 8,000-token window), and every
+	// record says so in a warning.
 	Window        int
 	OutputReserve int
 
@@ -136,6 +140,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the current time (nil means time.Now).
 	Now func() time.Time
+
+	// notes are the warnings every record carries: a reserve scaled to a
+	// small Window, counts estimated for a model the table does not know.
+	notes []string
 }
 
 // PruneConfig tunes how tool outputs are shortened, for the summarizer's
@@ -203,6 +211,7 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
 	}
+	c.notes = nil
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
@@ -244,11 +253,19 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 	if c.Window == 0 {
 		c.Window = m.Window
 	}
+	if !known && c.Counter == nil {
+		c.notes = append(c.notes, fmt.Sprintf("unknown model %q: counts are estimates", c.Model))
+	}
 	if c.OutputReserve == 0 {
 		c.OutputReserve = m.OutputReserve
-		if c.OutputReserve >= c.Window {
-			return m, known, bad("the output reserve (%d tokens, %s's) leaves no room in a %d-token window; set OutputReserve below Window",
-				c.OutputReserve, c.Model, c.Window)
+		if 2*c.OutputReserve > c.Window && m.Window > 0 {
+			// A window set smaller than the model's (to compact early, or
+			// for a deployment with less context) keeps the model's share
+			// of it for the answer, not the model's absolute reserve.
+			scaled := max(int(math.Round(float64(m.OutputReserve)*float64(c.Window)/float64(m.Window))), 1)
+			c.notes = append(c.notes, fmt.Sprintf("output reserve scaled to %d tokens: %s's %d does not fit a %d-token window",
+				scaled, c.Model, m.OutputReserve, c.Window))
+			c.OutputReserve = scaled
 		}
 	}
 	if c.OutputReserve >= c.Window {

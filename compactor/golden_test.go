@@ -14,6 +14,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/sample"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -96,6 +97,27 @@ func compactFallback(t *testing.T, in compact.Transcript, name string) fallbackO
 		checkInvariants(t, back, again)
 	}
 	return fallbackOutput{compacted: out.Bytes(), handoff: []byte(handoff), record: append(recJSON, '\n')}
+}
+
+// TestGoldenFallback compacts each of the repository's sample sessions
+// (package internal/sample, one per format, as checked in under
+// testdata/sessions) with the deterministic fallback, checks the result
+// (compactFallback) and compares the compacted transcript, the handoff and
+// the record with testdata/golden/NAME.*; go test ./compactor -update
+// rewrites them.
+func TestGoldenFallback(t *testing.T) {
+	for _, f := range sample.Files(sample.DefaultSeed) {
+		t.Run(f.Name, func(t *testing.T) {
+			in, err := format.Read(bytes.NewReader(f.Data), f.Name, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := compactFallback(t, in, f.Name)
+			golden(t, f.Name+".compacted", out.compacted)
+			golden(t, f.Name+".handoff.md", out.handoff)
+			golden(t, f.Name+".record.json", out.record)
+		})
+	}
 }
 
 // TestCorpusFallback compacts each corpusCases transcript with the

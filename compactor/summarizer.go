@@ -18,6 +18,9 @@ var (
 	// ErrInvalidResult means a compaction failed its own validation; the
 	// transcript is returned unchanged.
 	ErrInvalidResult = errors.New("compaction result failed validation")
+	// ErrOverWindow is wrapped by Result.Overflow when a transcript does
+	// not fit the usable window (Window − OutputReserve), compacted or not.
+	ErrOverWindow = errors.New("transcript over the usable window")
 )
 
 // FallbackCause says why the deterministic fallback wrote a handoff.
@@ -48,8 +51,10 @@ func (d deterministic) Summarize(ctx context.Context, req compact.SummaryRequest
 	if err := ctx.Err(); err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
 	}
-	h, err := fallback.Build(req.Window, fallback.Config{MaxTokens: req.MaxTokens, Redactor: d.redactor,
-		Count: req.Count, Redacted: req.Redacted})
+	// req.LatestAsk is not carried in: the fallback quotes the asks of the
+	// window, and one outside it is kept verbatim beside the handoff.
+	cfg := fallback.Config{MaxTokens: req.MaxTokens, Redactor: d.redactor, Count: req.Count, Redacted: req.Redacted}
+	h, err := fallback.Build(req.Window, cfg)
 	if err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
 	}

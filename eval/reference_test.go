@@ -4,34 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/compactkit/compact/internal/corpus"
 )
 
 var evalFull = flag.Bool("eval.full", false, "compare with future_use.py and score_handoff.py on the whole shared corpus, not a sample")
 
-// corpusDir returns the shared corpus: $COMPACT_CORPUS, else ../shared/corpus
-// beside the repository. Where it is missing the test is skipped, or fails
-// under COMPACT_REQUIRE_CORPUS=1.
+// corpusDir returns the shared corpus, as package internal/corpus finds
+// it: $COMPACT_CORPUS, else ../shared/corpus beside the repository. Where it
+// is missing the test is skipped, or fails under COMPACT_REQUIRE_CORPUS=1.
 func corpusDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("COMPACT_CORPUS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "corpus")
-	}
-	if st, err := os.Stat(filepath.Join(dir, "transcripts")); err != nil || !st.IsDir() {
-		msg := fmt.Sprintf("no shared corpus at %s: put it at ../shared/corpus beside the repository or set COMPACT_CORPUS", dir)
-		if os.Getenv("COMPACT_REQUIRE_CORPUS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
+	corpus.Dir(t, corpus.Transcripts)
+	return corpus.Dir(t, ".")
 }
 
 // python returns python3, or skips (fails under COMPACT_REQUIRE_CORPUS=1).
@@ -39,7 +30,7 @@ func python(t *testing.T) string {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		if os.Getenv("COMPACT_REQUIRE_CORPUS") == "1" {
+		if corpus.Required() {
 			t.Fatal("python3 is needed to run the corpus's reference scorers")
 		}
 		t.Skip("no python3 to run the reference scorers")

@@ -4,16 +4,48 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/fallback"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/sample"
 	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden handoffs in testdata/golden")
+
+// TestGolden builds the handoff of the middle 60% of each of the
+// repository's sample sessions (package internal/sample, one per format),
+// as a compaction that keeps a fifth at each end would drop, and compares
+// it with testdata/golden/NAME.md; go test ./fallback -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, f := range sample.Files(sample.DefaultSeed) {
+		t.Run(f.Name, func(t *testing.T) {
+			tr, err := format.Read(bytes.NewReader(f.Data), f.Name, "")
+			require.NoError(t, err)
+			require.Equal(t, f.Format, tr.Format, "detected format")
+			n := len(tr.Messages)
+			h, err := fallback.Build(tr.Messages[n/5:n-n/5], fallback.Config{})
+			require.NoError(t, err)
+			got := h.Message().Text() + "\n"
+			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(f.Name, filepath.Ext(f.Name))+".md")
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+				return
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./fallback/ -update to create it")
+			require.Equal(t, string(want), got)
+			_, err = compact.ParseHandoff(got) // a golden handoff is a well-formed one
+			require.NoError(t, err)
+		})
+	}
+}
 
 // corpusCases are real transcripts of the shared corpus, in different
 // formats. Each builds a handoff of its middle 60% of messages, as a

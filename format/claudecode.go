@@ -320,7 +320,7 @@ func (c *ccReader) message(h *ccHeader, raw []byte, pos int) bool {
 	m := &compact.Message{ID: h.UUID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{raw}}}
 	if role == compact.RoleUser {
 		m.Summary = h.IsCompactSummary || h.Type == ccSummary
-		m.Synthetic = !m.Summary && (h.IsMeta || ccHarnessOnly(parts))
+		m.Synthetic = !m.Summary && (h.IsMeta || harnessOnly(parts))
 		markHandoff(m)
 		if m.Summary && h.IsCompactSummary {
 			c.lastSummary = len(c.items)
@@ -471,65 +471,5 @@ func ccImage(s *ccImageSource) *compact.Image {
 		return &compact.Image{URL: s.URL, MediaType: s.MediaType}
 	default:
 		return &compact.Image{MediaType: s.MediaType, Data: s.Data}
-	}
-}
-
-// ccHarnessPrefixes open user text that Claude Code's harness writes, never
-// the person.
-var ccHarnessPrefixes = []string{
-	"<command-name>", "<command-message>", "<command-args>", "<command-contents>",
-	"<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
-	"<bash-input>", "<bash-stdout>", "<bash-stderr>",
-	"Caveat: ", "[Request interrupted by user",
-}
-
-// ccHarnessOnly reports whether every piece of text in parts is
-// harness-written (at least one piece must be).
-func ccHarnessOnly(parts []compact.Part) bool {
-	seen := false
-	for _, p := range parts {
-		if p.Type != compact.PartText {
-			continue
-		}
-		s := strings.TrimSpace(p.Text)
-		if s == "" {
-			continue
-		}
-		seen = true
-		if !ccHarnessText(s) {
-			return false
-		}
-	}
-	return seen
-}
-
-func ccHarnessText(s string) bool {
-	for _, p := range ccHarnessPrefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return onlySystemReminders(s)
-}
-
-// onlySystemReminders reports whether s is nothing but <system-reminder>
-// blocks (and whitespace).
-func onlySystemReminders(s string) bool {
-	const open, closing = "<system-reminder>", "</system-reminder>"
-	found := false
-	for {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return found
-		}
-		rest, ok := strings.CutPrefix(s, open)
-		if !ok {
-			return false
-		}
-		_, after, ok := strings.Cut(rest, closing)
-		if !ok {
-			return false
-		}
-		s, found = after, true
 	}
 }

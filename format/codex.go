@@ -99,6 +99,9 @@ type codexItem struct {
 	CallID    string       `json:"call_id"`
 	Output    jsonText     `json:"output"`
 	Action    jsonscan.Raw `json:"action"`
+	// event_msg exec_command_end, patch_apply_end
+	ExitCode *int  `json:"exit_code"`
+	Success  *bool `json:"success"`
 	// compacted
 	Message            jsonText       `json:"message"`
 	ReplacementHistory []jsonscan.Raw `json:"replacement_history"`
@@ -175,6 +178,7 @@ type cxReader struct {
 	order     []cxRef
 	open      bool            // the last entry is an assistant message adjacent items may join
 	summaries map[string]bool // messages of compacted lines
+	failed    map[string]bool // call ids whose end event reports a failure
 	line      codexLine       // decoding target, reused line after line
 }
 
@@ -216,6 +220,7 @@ func (c *cxReader) add(raw []byte, n int) error {
 	case l.Type == cxCompacted:
 		c.record("invalid", raw, false)
 	case l.Type == cxEventMsg:
+		c.event(l.Payload)
 		c.record(cxEventMsg+":"+payloadType, raw, false)
 	case l.Type == "":
 		c.record("unknown", raw, false)
@@ -340,7 +345,7 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 	case compact.RoleUser:
 		text := m.Text()
 		m.Summary = strings.HasPrefix(text, codexSummaryPrefix) || c.summaries[text]
-		m.Synthetic = !m.Summary && codexInjected(text)
+		m.Synthetic = !m.Summary && harnessText(text)
 		markHandoff(&m)
 	}
 	c.message(m, cxMeta{types: []string{typ}, inner: inner, pos: pos, pfx: pfx}, role == compact.RoleAssistant)
@@ -466,24 +471,30 @@ func codexOutput(out jsonscan.Raw) []compact.Part {
 	return []compact.Part{{Type: compact.PartText}}
 }
 
-// codexInjected reports whether user text is context Codex or its IDE
-// extension injects rather than something the person wrote.
-func codexInjected(text string) bool {
-	s := strings.TrimSpace(text)
-	switch {
-	case strings.HasPrefix(s, "<environment_context>"),
-		strings.HasPrefix(s, "<user_instructions>"),
-		strings.HasPrefix(s, "# AGENTS.md instructions"):
-		return true
-	case strings.HasPrefix(s, "# Context from my IDE setup:"):
-		return !strings.Contains(s, "## My request for Codex:")
+// event notes what an event line says of a call: exec_command_end's exit
+// code, patch_apply_end's success.
+func (c *cxReader) event(p *codexItem) {
+	if p == nil || p.CallID == "" {
+		return
 	}
-	return false
+	if p.Type == "exec_command_end" && p.ExitCode != nil && *p.ExitCode != 0 ||
+		p.Type == "patch_apply_end" && p.Success != nil && !*p.Success {
+		if c.failed == nil {
+			c.failed = map[string]bool{}
+		}
+		c.failed[p.CallID] = true
+	}
 }
 
 func (c *cxReader) transcript() compact.Transcript {
 	for i := range c.msgs {
-		stampMessage(&c.msgs[i], Codex, c.meta[i].pfx, c.meta[i].pos)
+		m := &c.msgs[i]
+		if len(m.ToolCallIDs) > 0 && c.failed[m.ToolCallIDs[0]] {
+			for k := range m.Parts {
+				m.Parts[k].Failed = true
+			}
+		}
+		stampMessage(m, Codex, c.meta[i].pfx, c.meta[i].pos)
 	}
 	return compact.Transcript{Format: string(Codex), Messages: c.msgs, Records: c.recs}
 }

@@ -238,7 +238,7 @@ func codexItemsOf(msgs []compact.Message) []json.RawMessage {
 	return items
 }
 
-func TestCodexInjected(t *testing.T) {
+func TestCodexHarnessText(t *testing.T) {
 	cases := map[string]bool{
 		"<environment_context>\n<cwd>/w</cwd>\n</environment_context>":                           true,
 		"<user_instructions>\nbe brief\n</user_instructions>":                                    true,
@@ -248,7 +248,7 @@ func TestCodexInjected(t *testing.T) {
 		"fix the bug": false,
 	}
 	for text, want := range cases {
-		if got := codexInjected(text); got != want {
+		if got := harnessText(text); got != want {
 			t.Errorf("%q: %v, want %v", text, got, want)
 		}
 	}

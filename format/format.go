@@ -4,6 +4,49 @@
 // Readers return a compact.Transcript whose messages keep their source
 // records, so that writing a transcript back in its own format reproduces
 // every unchanged message byte for byte.
+//
+// # Tags
+//
+// Every reader tags what it reads with what its agent's conventions say,
+// so that the layers above (fallback, compactor) never look at a tool's
+// name or an output's wording. Tags are not content: Fingerprint leaves
+// them out and writers never write them.
+//
+//   - ToolCall.Kind says what a call does (compact.ToolShell, ToolRead,
+//     ToolWrite, ToolSearch, ToolList, ToolWeb, ToolPlan, ToolAgent, or
+//     ToolOther for a tool that is none of these or that no table knows),
+//     by the agent's tool table (tools.go: one table per agent, then one
+//     of the names common frameworks use through the OpenAI, Anthropic and
+//     Responses APIs).
+//   - ToolCall.Target is what the call works on: the path for reads,
+//     writes and listings (an editor tool's "path", a patch's first file),
+//     the pattern or query for searches, the URL for fetches and the query
+//     for web searches, the command for shell runs, the description for
+//     subagents. SWE-agent's edits and scrolls work on the file its editor
+//     has open: that file is their target. A target is at most 1 KB.
+//   - A shell call whose command only reads, searches, lists or edits
+//     files takes that kind: cat/head/tail/nl/sed -n read; grep/rg/ag/git
+//     grep (and SWE-agent's search_dir, search_file, find_file) search;
+//     ls/find/fd/tree list; sed -i, output redirected by cat/echo/printf
+//     (heredoc writes), tee, rm/mv/cp/touch/mkdir, patch, git apply,
+//     Codex's apply_patch and SWE-agent's "edit N:M" write. Changing
+//     directory and echoing a header between such commands count as
+//     nothing; a command that runs anything else (a build, a test, a
+//     script), or mixes kinds, stays a shell run. Its target is the file,
+//     pattern or directory when the command names one (the same one, if it
+//     names several), and the command itself only when no better target
+//     exists.
+//   - Part.Failed marks a result that failed: IsError, a non-zero exit code
+//     in the output's envelope (UnwrapOutput lists the envelopes), the
+//     agent's own record of the failure (a Codex exec_command_end or
+//     patch_apply_end event, an OpenHands error observation or exit code).
+//     It is on tool-result parts, on the text of a tool message answering
+//     by ToolCallIDs, and on a harness message reporting a command's
+//     result (mini-swe-agent's observations).
+//   - Part.Harness marks user-role text the agent's harness wrote
+//     (reminders, caveats, slash-command wrappers, environment context,
+//     observation templates), by one list of markers shared by every
+//     reader (harnessMarkers), and every text part of a Synthetic message.
 package format
 
 import (
@@ -67,6 +110,16 @@ var ErrNoWriter = errors.New("format has no writer")
 var registry []Format
 
 func register(f Format) {
+	if r := f.Read; r != nil {
+		tables := []toolTable{formatTools[f.Name], genericTools}
+		f.Read = func(in io.Reader, name string) (compact.Transcript, error) {
+			t, err := r(in, name)
+			if err == nil {
+				tagTranscript(&t, tables...)
+			}
+			return t, err
+		}
+	}
 	if w := f.Write; w != nil {
 		f.Write = func(out io.Writer, t compact.Transcript) error {
 			if err := checkRawJSON(&t); err != nil {

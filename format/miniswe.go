@@ -18,6 +18,9 @@ import (
 //   - assistant "tool_calls" and tool messages with "tool_call_id";
 //   - "extra" (the raw model response, the parsed actions, the command's
 //     raw output), kept in the record;
+//   - user messages that are its own templates (a command's observation,
+//     "<returncode>…</returncode><output>…</output>", a format error, a
+//     timeout; see harnessMarkers) are Synthetic;
 //   - a final message of role "exit", written after the run ends, whose
 //     content is the submission or the error. The model never sees it, and
 //     it answers no call. It is read as a Synthetic user message named
@@ -133,8 +136,12 @@ func miniRead(raw []byte) (compact.Message, bool) {
 	if mm.ToolCallID != "" {
 		m.ToolCallIDs = []string{mm.ToolCallID}
 	}
-	if mm.Role == miniExitRole {
+	switch {
+	case mm.Role == miniExitRole:
 		m.Role, m.Name, m.Synthetic = compact.RoleUser, miniExitRole, true
+	case m.Role == compact.RoleUser && len(m.ToolCallIDs) == 0:
+		// Observations and format errors ride in the user role.
+		m.Synthetic = harnessOnly(parts)
 	}
 	markHandoff(&m)
 	return m, true

@@ -87,7 +87,23 @@ type ohEvent struct {
 	Cause       jsonscan.Raw `json:"cause"`
 	Args        jsonscan.Raw `json:"args"`
 	Thought     string       `json:"thought"`
+	Extras      jsonscan.Raw `json:"extras"`
 	Meta        *ohToolMeta  `json:"tool_call_metadata"`
+}
+
+// ohFailed reports whether an observation says its action failed: an
+// error observation, or a command's non-zero exit code (extras.exit_code,
+// or extras.metadata.exit_code in newer events).
+func ohFailed(e *ohEvent) bool {
+	if e.Observation == "error" {
+		return true
+	}
+	code := jsonscan.Lookup(e.Extras, "exit_code")
+	if len(code) == 0 {
+		code = jsonscan.Lookup(jsonscan.Lookup(e.Extras, "metadata"), "exit_code")
+	}
+	n, err := strconv.Atoi(string(code))
+	return err == nil && n != 0
 }
 
 type ohToolMeta struct {
@@ -145,7 +161,9 @@ func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, er
 		if id != "" {
 			return compact.Transcript{}, fmt.Errorf("%s: %w: %q (a trajectory has no instances)", name, ErrInstanceNotFound, id)
 		}
-		return readOpenHandsTrajectory(br, name)
+		t, err := readOpenHandsTrajectory(br, name)
+		tagTranscript(&t, openHandsTools, genericTools)
+		return t, err
 	}
 	var t compact.Transcript
 	var before, after []compact.Record
@@ -189,6 +207,7 @@ func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, er
 		after[i].At = len(t.Messages)
 	}
 	t.Records = append(append(before, t.Records...), after...)
+	tagTranscript(&t, openHandsTools, genericTools)
 	return t, nil
 }
 
@@ -204,6 +223,7 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 		if err != nil {
 			return nil, err
 		}
+		tagTranscript(&t, openHandsTools, genericTools)
 		return []OpenHandsInstance{{Line: 1, Transcript: t}}, nil
 	}
 	var out []OpenHandsInstance
@@ -220,6 +240,7 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 		if err != nil {
 			return err
 		}
+		tagTranscript(&t, openHandsTools, genericTools)
 		out = append(out, OpenHandsInstance{ID: iid, Line: n, Transcript: t})
 		return nil
 	})
@@ -414,15 +435,16 @@ func (o *ohReader) call(e *ohEvent, raw []byte, idx int, id, name string, args j
 
 func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
 	text := ohText(e)
+	failed := ohFailed(e)
 	if e.Meta != nil && e.Meta.ToolCallID != "" {
 		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{e.Meta.ToolCallID},
-			Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+			Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")
 		return
 	}
 	if p := o.answers(e); p != nil {
 		p.answered = true
 		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{p.callID},
-			Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+			Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")
 		return
 	}
 	switch e.Observation {

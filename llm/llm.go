@@ -3,9 +3,10 @@
 // ...) for the handoff. It is the one package that imports go-openai.
 //
 // It retries transient failures with backoff, honours Retry-After, bounds
-// each call and the whole summary in time, and stops calling a provider
-// that keeps failing (circuit breaker). It never reads the environment:
-// callers pass the key and base URL.
+// each call and the whole summary in time, bounds what it reads of an
+// answer, stops calling a provider that keeps failing (circuit breaker),
+// and masks the API key and secrets in every error it returns. It never
+// reads the environment: callers pass the key and base URL.
 package llm
 
 import (
@@ -19,6 +20,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/clip"
+	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -65,12 +68,23 @@ type Config struct {
 	MaxMessageTokens int
 	// MaxOutputTokens caps the answer (0 means 4,096).
 	MaxOutputTokens int
+	// MaxAnswerBytes caps what is read of one HTTP answer (0 means 32
+	// bytes per output token, at least 256 KiB and at most 4 MiB). A
+	// larger answer fails the attempt, and is not retried, without being
+	// read further.
+	MaxAnswerBytes int64
 
 	// BreakerFailures consecutive failed calls open the circuit breaker
 	// (0: it never opens); while open, for BreakerCooldown, the provider
 	// is not called at all.
 	BreakerFailures int
 	BreakerCooldown time.Duration
+
+	// Redactor masks secrets in what the provider sends back before it is
+	// put in an error (nil means the built-in rules). The APIKey is always
+	// masked as an exact value, and so is any run of 12 or more of its
+	// characters.
+	Redactor *redact.Redactor
 }
 
 // HTTPDoer sends HTTP requests; *http.Client implements it.
@@ -87,6 +101,12 @@ const (
 const (
 	defaultMaxMessageTokens = 2000
 	defaultMaxOutputTokens  = 4096
+	// An answer of MaxOutputTokens tokens is at most about 4 bytes a token,
+	// up to 12 where JSON escapes every character (\u00e9); 32 leaves room
+	// for the envelope and reasoning fields some servers add.
+	answerBytesPerToken = 32
+	minAnswerBytes      = 256 << 10
+	maxAnswerBytes      = 4 << 20
 )
 
 // DefaultConfig returns the configuration for apiKey with every default
@@ -123,7 +143,7 @@ func (c *Config) check() error {
 		{"BackoffBase", int64(c.BackoffBase)}, {"BackoffMax", int64(c.BackoffMax)},
 		{"ContextTokens", int64(c.ContextTokens)}, {"MaxInputTokens", int64(c.MaxInputTokens)},
 		{"MaxMessageTokens", int64(c.MaxMessageTokens)}, {"MaxOutputTokens", int64(c.MaxOutputTokens)},
-		{"BreakerFailures", int64(c.BreakerFailures)},
+		{"MaxAnswerBytes", c.MaxAnswerBytes}, {"BreakerFailures", int64(c.BreakerFailures)},
 		{"BreakerCooldown", int64(c.BreakerCooldown)},
 	} {
 		if err := neg(f.name, f.v); err != nil {
@@ -157,6 +177,9 @@ func (c *Config) fill() {
 	if c.MaxOutputTokens == 0 {
 		c.MaxOutputTokens = defaultMaxOutputTokens
 	}
+	if c.MaxAnswerBytes == 0 {
+		c.MaxAnswerBytes = min(max(int64(c.MaxOutputTokens)*answerBytesPerToken, minAnswerBytes), maxAnswerBytes)
+	}
 }
 
 // chunkTokens is how much transcript one call carries: half the context,
@@ -172,6 +195,7 @@ type Summarizer struct {
 	cfg     Config
 	client  *openai.Client
 	breaker *breaker
+	masker  *masker
 	now     func() time.Time
 	sleep   func(context.Context, time.Duration) error
 	rnd     func(int64) int64
@@ -198,9 +222,16 @@ func New(cfg Config) (*Summarizer, error) {
 	if cfg.HTTPClient != nil {
 		doer = cfg.HTTPClient
 	}
-	s := &Summarizer{cfg: cfg, breaker: newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown),
+	r := cfg.Redactor
+	if r == nil {
+		var err error
+		if r, err = redact.New(redact.Config{}); err != nil {
+			return nil, fmt.Errorf("llm: redactor: %w", err)
+		}
+	}
+	s := &Summarizer{cfg: cfg, breaker: newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown), masker: newMasker(cfg.APIKey, r),
 		now: time.Now, sleep: sleepCtx, rnd: randInt64N}
-	oc.HTTPClient = tracingDoer{next: doer, now: func() time.Time { return s.now() }}
+	oc.HTTPClient = tracingDoer{next: doer, now: func() time.Time { return s.now() }, limit: cfg.MaxAnswerBytes}
 	s.client = openai.NewClientWithConfig(oc)
 	return s, nil
 }
@@ -215,9 +246,14 @@ func (s *Summarizer) Config() Config { return s.cfg }
 // earlier handoff the window holds. A window larger than half the model's
 // context is summarized chunk by chunk, each chunk updating the handoff of
 // the ones before. The returned Summary carries the attempts made even on
-// failure.
+// failure; its error never holds the API key or a secret the Redactor
+// finds.
 func (s *Summarizer) Summarize(ctx context.Context, req compact.SummaryRequest) (compact.Summary, error) {
-	return s.summarize(ctx, &req)
+	sum, err := s.summarize(ctx, &req)
+	if err != nil && ctx.Err() == nil {
+		err = s.masker.wrap(err)
+	}
+	return sum, err
 }
 
 func (s *Summarizer) summarize(ctx context.Context, req *compact.SummaryRequest) (compact.Summary, error) {
@@ -235,9 +271,13 @@ func (s *Summarizer) summarize(ctx context.Context, req *compact.SummaryRequest)
 	previous, items := renderWindow(req.Window, count, s.cfg.MaxMessageTokens, s.cfg.chunkTokens()/4)
 	items = capTotal(items, s.cfg.MaxInputTokens)
 	chunks := chunkItems(items, s.cfg.chunkTokens())
+	ask := req.LatestAsk
+	if n := count(ask); n > s.cfg.MaxMessageTokens {
+		ask = clip.Ends(ask, max(len(ask)*s.cfg.MaxMessageTokens/n, 200), clip.BytesMarker)
+	}
 	var h compact.Handoff
 	for k, chunk := range chunks {
-		prompt := buildPrompt(promptInput{previous: previous, focus: req.Focus,
+		prompt := buildPrompt(promptInput{previous: previous, latestAsk: ask, focus: req.Focus,
 			chunk: chunk, part: k + 1, parts: len(chunks), maxTokens: req.MaxTokens})
 		var n int
 		var err error
@@ -297,7 +337,7 @@ func (s *Summarizer) complete(caller, total context.Context, prompt []openai.Cha
 			return compact.Handoff{}, attempt, fmt.Errorf("%w; the next retry (in %s) would pass the overall timeout", err, delay.Round(time.Millisecond))
 		}
 		notify(req, compact.SummaryEvent{Kind: compact.SummaryRetry, Attempt: attempt, Chunk: chunk, Chunks: chunks,
-			Delay: delay, Err: err, Duration: s.now().Sub(start)})
+			Delay: delay, Err: s.masker.wrap(err), Duration: s.now().Sub(start)})
 		if err := s.sleep(total, delay); err != nil {
 			if caller.Err() != nil {
 				return compact.Handoff{}, attempt, caller.Err()
@@ -328,7 +368,7 @@ func (s *Summarizer) call(caller, total context.Context, prompt []openai.ChatCom
 	}
 	resp, err := s.client.CreateChatCompletion(cctx, req)
 	if err != nil {
-		return compact.Handoff{}, classify(err, tr, caller, total, cctx, s.cfg.Timeout)
+		return compact.Handoff{}, classify(err, tr, caller, total, cctx, s.cfg.Timeout, s.masker.clean)
 	}
 	return checkAnswer(resp, limit)
 }

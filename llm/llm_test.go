@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -411,4 +412,128 @@ func TestNewRejectsValuesThatCannotWork(t *testing.T) {
 	if c := s.Config(); c.Model != DefaultModel || c.MaxOutputTokens != defaultMaxOutputTokens || c.ContextTokens == 0 || c.Retries != 0 {
 		t.Fatalf("zero config filled as %+v", c)
 	}
+}
+
+// endless is an HTTP client whose every answer is a chat completion whose
+// content never ends (up to size bytes), counting what the caller reads.
+type endless struct {
+	size int64
+	read atomic.Int64
+}
+
+type countingBody struct {
+	r    io.Reader
+	read *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.read.Add(int64(n))
+	return n, err
+}
+
+func (countingBody) Close() error { return nil }
+
+func (e *endless) Do(req *http.Request) (*http.Response, error) {
+	io.Copy(io.Discard, req.Body)
+	head := `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"## Task snapshot\n\n`
+	body := io.MultiReader(strings.NewReader(head), io.LimitReader(repeatReader('a'), e.size), strings.NewReader(`"}}]}`))
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: countingBody{r: body, read: &e.read}, Request: req}, nil
+}
+
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
+
+// An answer larger than the summary budget × a margin is a failed
+// attempt, read no further than the bound: a hostile or broken server
+// cannot make the summarizer hold its whole body.
+func TestAnswerSizeIsBounded(t *testing.T) {
+	e := &endless{size: 64 << 20}
+	cfg := DefaultConfig("k")
+	cfg.BaseURL, cfg.HTTPClient, cfg.Retries = "http://llm.invalid/v1", e, 2
+	s := mustNew(t, cfg)
+	sum, err := s.Summarize(context.Background(), request(window(3, 100)))
+	limit := s.Config().MaxAnswerBytes
+	if limit <= 0 || limit > 4<<20 {
+		t.Fatalf("MaxAnswerBytes %d, want a positive bound of a few MB at most", limit)
+	}
+	if err == nil || !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("err %v, want a bad response naming the size", err)
+	}
+	if sum.Attempts != 1 {
+		t.Fatalf("%d attempts: an oversized answer is not retried", sum.Attempts)
+	}
+	if got := e.read.Load(); got > limit+64<<10 {
+		t.Fatalf("read %d bytes of the answer, the bound is %d", got, limit)
+	}
+	// Through real HTTP too, with a body just over the bound.
+	_, srv := newFakeOpenAI(t, answer(goodHandoff+"\n"+strings.Repeat("x", int(limit))))
+	_, err = mustNew(t, testConfig(srv)).Summarize(context.Background(), request(window(3, 100)))
+	if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("over HTTP: %v", err)
+	}
+	// A large answer within the bound is read whole.
+	_, srv = newFakeOpenAI(t, answer(goodHandoff+"\n"+strings.Repeat("x", int(limit)/2)))
+	if _, err := mustNew(t, testConfig(srv)).Summarize(context.Background(), request(window(3, 100))); err != nil {
+		t.Fatalf("within the bound: %v", err)
+	}
+}
+
+// A provider error that echoes the API key (whole, cut by the snippet, or
+// a long piece of it) or a secret never reaches the returned error or an
+// event: the key is masked as an exact value, and the rest goes through
+// the redactor before it is cut short.
+func TestProviderErrorsAreMasked(t *testing.T) {
+	const key = "gw-7Hk2pQ9rT4vX8zL1mN6bC3dF5gJ0sA2e"
+	const dbPassword = "S3cr3tPassw0rdQ7"
+	pad := strings.Repeat("x", 183) // puts the key across the 200-byte snippet cut
+	for name, body := range map[string]string{
+		"whole key":   "Incorrect API key provided: " + key + ". You can find your API key at https://example.com.",
+		"cut short":   pad + " " + key,
+		"key piece":   "Incorrect API key provided: " + key[:20] + "****" + key[len(key)-4:],
+		"a secret":    "cannot process the prompt: it holds postgres://admin:" + dbPassword + "@db.example.com/app",
+		"in raw body": "<html>" + key + "</html>",
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg := body
+			st := status(401, mustJSON(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": "invalid_api_key"}}))
+			if name == "in raw body" {
+				st = status(503, body) // not JSON: go-openai keeps the raw body
+			}
+			_, srv := newFakeOpenAI(t, st)
+			cfg := testConfig(srv)
+			cfg.APIKey, cfg.Retries = key, 1
+			var events []string
+			req := request(window(3, 100))
+			req.Notify = func(e compact.SummaryEvent) {
+				if e.Err != nil {
+					events = append(events, e.Err.Error())
+				}
+			}
+			_, err := mustNew(t, cfg).Summarize(context.Background(), req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, s := range append(events, err.Error()) {
+				if strings.Contains(s, dbPassword) || strings.Contains(s, key[:minKeyPiece]) || strings.Contains(s, key[len(key)-minKeyPiece:]) {
+					t.Fatalf("leaked: %s", s)
+				}
+			}
+			if name != "a secret" && !strings.Contains(err.Error(), "[REDACTED:api-") {
+				t.Fatalf("no key mask in %q", err)
+			}
+		})
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

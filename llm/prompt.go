@@ -191,7 +191,7 @@ Answer in markdown with exactly these headings, in this order, each as a level-2
 	}
 	b.WriteString(`
 What goes under each heading:
-- Task snapshot: the user's most recent request, quoted verbatim inside a ` + "```text" + ` fence. If the user asked earlier things too, add a line "Earlier asks, newest first:" after the fence and list them, verbatim where short.
+- Task snapshot: the user's most recent request (given in <latest-request>), quoted verbatim inside a ` + "```text" + ` fence. If the user asked earlier things too, add a line "Earlier asks, newest first:" after the fence and list them, verbatim where short.
 - Goal: one or two sentences on what the whole session is trying to achieve.
 - Constraints and preferences: rules, limits and preferences the user stated, verbatim where possible.
 - Completed actions: what was done, in order, each with its outcome.
@@ -216,6 +216,7 @@ Rules:
 // promptInput is what one call's prompt is built from.
 type promptInput struct {
 	previous    string // the handoff of earlier turns, to update
+	latestAsk   string // the user's most recent request, wherever it is
 	focus       string
 	chunk       []item
 	part, parts int // this chunk's number, from 1, and how many there are
@@ -229,6 +230,11 @@ func buildPrompt(in promptInput) []openai.ChatCompletionMessage {
 		b.WriteString("Previous summary of even earlier turns (update it with the turns below):\n<previous-summary>\n")
 		b.WriteString(in.previous)
 		b.WriteString("\n</previous-summary>\n\n")
+	}
+	if in.latestAsk != "" {
+		b.WriteString("The user's most recent request, verbatim (it may come before, among or after the turns below; quote it under Task snapshot):\n<latest-request>\n")
+		b.WriteString(in.latestAsk)
+		b.WriteString("\n</latest-request>\n\n")
 	}
 	if in.focus != "" {
 		b.WriteString("Focus: pay special attention to " + in.focus + "\n\n")

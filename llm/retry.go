@@ -47,6 +47,13 @@ var (
 	errTransport    = errors.New("summarizer unreachable")
 )
 
+// tooLargeError is what a bounded answer body returns past its limit.
+type tooLargeError struct{ limit int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the answer is larger than %d bytes (MaxAnswerBytes)", e.limit)
+}
+
 // traceKey carries a *callTrace in a request's context, so the HTTP layer
 // can report what go-openai's errors leave out: the Retry-After header.
 type traceKey struct{}
@@ -57,10 +64,11 @@ type callTrace struct {
 }
 
 // tracingDoer records each answer's status and Retry-After in the request
-// context's callTrace.
+// context's callTrace, and bounds what is read of its body.
 type tracingDoer struct {
-	next HTTPDoer
-	now  func() time.Time
+	next  HTTPDoer
+	now   func() time.Time
+	limit int64
 }
 
 func (d tracingDoer) Do(req *http.Request) (*http.Response, error) {
@@ -69,7 +77,34 @@ func (d tracingDoer) Do(req *http.Request) (*http.Response, error) {
 		tr.status = resp.StatusCode
 		tr.retryAfter = parseRetryAfter(resp.Header, d.now())
 	}
+	if resp != nil && resp.Body != nil && d.limit > 0 {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: d.limit, limit: d.limit}
+	}
 	return resp, err
+}
+
+// boundedBody reads at most limit bytes of an answer; past them it fails
+// with a tooLargeError instead of reading on (a 1 GiB answer would otherwise
+// be held whole by the JSON decoder).
+type boundedBody struct {
+	io.ReadCloser
+	left, limit int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err // the answer ended exactly at the limit
+		}
+		return 0, &tooLargeError{limit: b.limit}
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // parseRetryAfter reads OpenAI's retry-after-ms, then the standard
@@ -107,7 +142,11 @@ func clampWait(s float64) time.Duration {
 // classify turns a go-openai error into a callError. caller is the
 // context of the whole Compact call, total the summary's overall timeout,
 // call the one call's timeout.
-func classify(err error, tr *callTrace, caller, total, call context.Context, timeout time.Duration) error {
+//
+// Text from the provider goes through clean before it is cut to a
+// snippet, so that a key or secret cut in half is still found.
+func classify(err error, tr *callTrace, caller, total, call context.Context, timeout time.Duration, clean func(string) string) error {
+	snippet := func(s string) string { return snippet(clean(s)) }
 	switch {
 	case caller.Err() != nil:
 		return caller.Err()
@@ -118,6 +157,10 @@ func classify(err error, tr *callTrace, caller, total, call context.Context, tim
 	}
 	if tr.status == 0 && isClientSideRejection(err) {
 		return &callError{msg: "invalid request: " + snippet(err.Error()), cause: errHTTP}
+	}
+	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
+		// Not worth a retry: a server that answers this much once will again.
+		return &callError{msg: tl.Error(), status: tr.status, cause: ErrBadResponse}
 	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError

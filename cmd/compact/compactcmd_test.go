@@ -17,6 +17,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
 )
 
 // runCmd runs one command line with the given stdin and environment.
@@ -236,6 +237,7 @@ func TestCompactCommandUsageErrors(t *testing.T) {
 		{"target", []string{"--target", "half", "-"}, chat(2), "--target"},
 		{"retries", []string{"--retries", "-1", "-"}, chat(2), "--retries"},
 		{"llm without a provider", []string{"--summarizer", "llm", "-"}, chat(2), "API key or a base URL"},
+		{"misspelt model", []string{"--model", "gpt4o", "-"}, chat(2), `--model "gpt4o": the model table does not know it`},
 		{"report to stdout", []string{"--report", "-", "-"}, chat(2), "need a file"},
 		{"two files", []string{"a", "b"}, "", "expected one FILE"},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, "", "no such file"},
@@ -403,6 +405,65 @@ func TestVersionFlag(t *testing.T) {
 	} {
 		if got := versionString(tt.set, tt.info); got != tt.want {
 			t.Errorf("versionString(%q) = %q, want %q", tt.set, got, tt.want)
+		}
+	}
+}
+
+// One token total: the "before" figure of a compaction is exactly what
+// "compact count" says of the same file, for an exact model, an estimated
+// one and a model table override.
+func TestCompactBeforeEqualsCount(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "models.toml")
+	os.WriteFile(table, []byte("[[models]]\nname = \"my-local-model\"\nencoding = \"cl100k_base\"\nwindow = 32000\noutput_reserve = 4000\n"), 0o644)
+	inputs := map[string]string{"chat": filepath.Join(dir, "chat.json")}
+	os.WriteFile(inputs["chat"], []byte(chat(40)), 0o644)
+	if corpus.Available() || corpus.Required() {
+		d := corpus.Dir(t, corpus.Transcripts)
+		for _, name := range []string{"claudecode_agentcmd_full-session-four.jsonl", "codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl"} {
+			inputs[name] = filepath.Join(d, name)
+		}
+	}
+	for name, path := range inputs {
+		for _, setup := range []struct {
+			args    []string
+			environ map[string]string
+		}{
+			{nil, nil},
+			{[]string{"--model", "gpt-4o"}, nil},
+			{[]string{"--model", "claude-sonnet-4-5"}, nil},
+			{[]string{"--model", "my-local-model"}, map[string]string{"COMPACT_MODELS": table}},
+		} {
+			code, stdout, stderr := runCmd(t, "", setup.environ, append(append([]string{"count", "--json"}, setup.args...), path)...)
+			var c countReport
+			if code != exitOK || json.Unmarshal([]byte(stdout), &c) != nil {
+				t.Fatalf("%s %v: count exit %d: %s", name, setup.args, code, stderr)
+			}
+			rep := filepath.Join(dir, "r.json")
+			code, _, stderr = runCmd(t, "", setup.environ, append(append([]string{"--summarizer", "fallback", "--force", "--report", rep, "-o", filepath.Join(dir, "out")}, setup.args...), path)...)
+			if code != exitOK {
+				t.Fatalf("%s %v: compact exit %d: %s", name, setup.args, code, stderr)
+			}
+			if r := readReport(t, rep); r.TokensBefore != c.Total || r.Window != c.Window {
+				t.Errorf("%s %v: compaction before %d (window %d), count %d (window %d)", name, setup.args, r.TokensBefore, r.Window, c.Total, c.Window)
+			}
+		}
+	}
+}
+
+// --window below the default model's reserve works: the reserve is scaled
+// to the window, and the report says so.
+func TestCompactSmallWindow(t *testing.T) {
+	dir := t.TempDir()
+	for _, w := range []string{"8000", "16000"} {
+		rep := filepath.Join(dir, "r.json")
+		code, _, stderr := runCmd(t, chat(40), nil, "--window", w, "--summarizer", "fallback", "--report", rep, "-o", filepath.Join(dir, "out.json"), "-")
+		if code != exitOK {
+			t.Fatalf("--window %s: exit %d: %s", w, code, stderr)
+		}
+		r := readReport(t, rep)
+		if r.Method != compact.MethodFallback || !strings.Contains(strings.Join(r.Warnings, "\n"), "output reserve scaled to") {
+			t.Fatalf("--window %s: method %s, warnings %q", w, r.Method, r.Warnings)
 		}
 	}
 }

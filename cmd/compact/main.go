@@ -52,6 +52,7 @@ func commands() []command {
 		{"checkpoint", "list, show, verify, resume and prune checkpoints", runCheckpoint},
 		{"batch", "compact every transcript under a directory, resumably", runBatch},
 		{"eval", "measure what a compaction keeps: future-use recall, baselines, decay, labels", runEval},
+		{"serve", "compact in flight: a proxy for agents speaking the OpenAI or Anthropic API", runServe},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -78,9 +78,27 @@ def mark_handoff(m):
 
 
 # ---------------------------------------------------------------- Claude Code
-CC_HARNESS = ["<command-name>", "<command-message>", "<command-args>", "<command-contents>",
-              "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
-              "<bash-input>", "<bash-stdout>", "<bash-stderr>", "Caveat: ", "[Request interrupted by user"]
+# The harness markers every reader shares (format/tags.go harnessMarkers):
+# (prefix, unless) - text opening with prefix is the harness's, unless it
+# also holds the second phrase.
+HARNESS = [(p, None) for p in [
+    "<command-name>", "<command-message>", "<command-args>", "<command-contents>",
+    "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+    "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>", "Caveat: ",
+    "[Request interrupted by user",
+    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<turn_aborted>",
+    "<user_shell_command>",
+    "This is the Gemini CLI. We are setting up the context for our chat.",
+    "<returncode>", "Please always provide EXACTLY ONE action in triple backticks", "The last command <command>",
+]] + [("# Context from my IDE setup:", "## My request for Codex:")]
+
+
+def harness_text(t):
+    t = t.strip()
+    for prefix, unless in HARNESS:
+        if t.startswith(prefix):
+            return unless is None or unless not in t
+    return only_reminders(t)
 
 
 def only_reminders(s):
@@ -94,7 +112,7 @@ def cc_harness(parts):
     texts = [v.strip() for k, v in parts if k == "text" and v.strip()]
     if not texts:
         return False
-    return all(any(t.startswith(p) for p in CC_HARNESS) or only_reminders(t) for t in texts)
+    return all(harness_text(t) for t in texts)
 
 
 def cc_parts(content):
@@ -185,12 +203,7 @@ CODEX_PREFIX = "Another language model started to solve this problem and produce
 
 
 def codex_injected(text):
-    s = text.strip()
-    if s.startswith("<environment_context>") or s.startswith("<user_instructions>") or s.startswith("# AGENTS.md instructions"):
-        return True
-    if s.startswith("# Context from my IDE setup:"):
-        return "## My request for Codex:" not in s
-    return False
+    return harness_text(text)
 
 
 def codex_item(it):
@@ -351,6 +364,8 @@ def read_miniswe(doc):
             m.tool_call_ids = [h["tool_call_id"]]
         if h["role"] == "exit":
             m.role, m.synthetic = "user", True
+        elif h["role"] == "user" and not m.tool_call_ids:
+            m.synthetic = cc_harness(parts)
         mark_handoff(m)
         msgs.append(m)
     return msgs, []

@@ -52,8 +52,9 @@ func FuzzUnquote(f *testing.F) {
 		got, ok := Unquote(lit)
 		gotB, okB := Unquote([]byte(lit))
 		gotR, okR := Unquote(json.RawMessage(lit))
-		if got != gotB || ok != okB || got != gotR || ok != okR {
-			t.Fatalf("Unquote(%q): string %q %v, []byte %q %v, RawMessage %q %v", lit, got, ok, gotB, okB, gotR, okR)
+		gotS, okS := UnquoteShared([]byte(lit))
+		if got != gotB || ok != okB || got != gotR || ok != okR || got != gotS || ok != okS {
+			t.Fatalf("Unquote(%q): string %q %v, []byte %q %v, RawMessage %q %v, shared %q %v", lit, got, ok, gotB, okB, gotR, okR, gotS, okS)
 		}
 		var want string
 		wantErr := json.Unmarshal([]byte(lit), &want)

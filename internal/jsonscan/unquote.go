@@ -23,6 +23,27 @@ func Unquote[T Text](lit T) (s string, ok bool) {
 	return s, closed && n == len(lit)-1
 }
 
+// UnquoteShared is Unquote for a literal in memory that is never written
+// again (a record a reader keeps): a literal without escapes, the usual
+// case, is returned as a string that shares lit's bytes instead of a copy
+// of them. Writing to lit afterwards would change the string.
+func UnquoteShared(lit []byte) (s string, ok bool) {
+	if len(lit) >= 2 && lit[0] == '"' {
+		body := lit[1 : len(lit)-1]
+		i := 0
+		for i < len(body) && body[i] != '"' && body[i] != '\\' && body[i] >= 0x20 {
+			i++
+		}
+		if i == len(body) && lit[len(lit)-1] == '"' && utf8.Valid(body) {
+			if len(body) == 0 {
+				return "", true
+			}
+			return unsafe.String(&body[0], len(body)), true
+		}
+	}
+	return Unquote(lit)
+}
+
 // UnquotePrefix decodes the body of a JSON string that may be cut short: s
 // starts after the opening quote, and the body runs to the closing quote,
 // the end of s or a broken escape, whichever comes first. It returns the
