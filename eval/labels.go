@@ -53,8 +53,8 @@ type LabelScore struct {
 	// Ask says whether the latest ask is there verbatim; nil when the
 	// labels have none, or (for a handoff of the window) when it was asked
 	// outside the window.
-	Ask     *bool    `json:"latest_ask_verbatim"`
-	Leaks int `json:"secrets_leaked"`
+	Ask   *bool `json:"latest_ask_verbatim"`
+	Leaks int   `json:"secrets_leaked"`
 	// Missing lists the items of the middle window the text lost.
 	Missing []string `json:"missing,omitempty"`
 	Chars   int      `json:"chars"`
