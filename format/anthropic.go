@@ -26,7 +26,7 @@ func init() {
 		Name:        Anthropic,
 		Description: `Anthropic Messages: {"system", "messages", "tools"}, or a bare array of messages`,
 		Sniff:       sniffAnthropic,
-		Read:        readAnthropic,
+		read:        readAnthropic,
 		Write:       writeAnthropic,
 	})
 }
@@ -63,7 +63,8 @@ type anBlock struct {
 	Title     string          `json:"title"`
 }
 
-func readAnthropic(r io.Reader, name string) (compact.Transcript, error) {
+func readAnthropic(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `an Anthropic Messages request {"system", "messages"} or an array of messages`
 	doc, err := readJSONDoc(r, name, Anthropic, expected, "messages")
 	if err != nil {

@@ -56,7 +56,7 @@ func init() {
 		Name:        Codex,
 		Description: "Codex CLI rollout JSONL (~/.codex/sessions/**/rollout-*.jsonl)",
 		Sniff:       sniffCodex,
-		Read:        readCodex,
+		read:        readCodex,
 		Write:       writeCodex,
 	})
 }
@@ -133,9 +133,10 @@ func sniffCodex(head []byte) int {
 	return best
 }
 
-func readCodex(r io.Reader, name string) (compact.Transcript, error) {
+func readCodex(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	c := cxReader{}
-	err := lines(r, func(line []byte, n int) error {
+	err := rs.lines(r, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}

@@ -96,7 +96,7 @@ func codexAppend(buf *bytes.Buffer, t *compact.Transcript) (inner bool) {
 
 // codexRereads reports whether out reads back as t's messages.
 func codexRereads(out []byte, t *compact.Transcript) bool {
-	back, err := readCodex(bytes.NewReader(out), "")
+	back, err := readCodex(bytes.NewReader(out), newReadState("", Codex, ReadOptions{}))
 	if err != nil || len(back.Messages) != len(t.Messages) {
 		return false
 	}

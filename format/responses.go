@@ -32,7 +32,7 @@ func init() {
 		Name:        OpenAIResponses,
 		Description: `OpenAI Responses API items: a JSON array, JSON lines, a request {"input"} or a response {"output"}`,
 		Sniff:       sniffResponses,
-		Read:        readResponses,
+		read:        readResponses,
 	})
 }
 
@@ -72,12 +72,13 @@ var responsesItemTypes = map[string]bool{
 	"item_reference": true, "compaction": true,
 }
 
-func readResponses(r io.Reader, name string) (compact.Transcript, error) {
+func readResponses(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	br, sh := peekShape(r)
 	t := compact.Transcript{Format: string(OpenAIResponses)}
 	b := respBuilder{t: &t}
 	if sh.kind == 'l' {
-		err := lines(br, func(line []byte, n int) error {
+		err := rs.lines(br, func(line []byte, n int) error {
 			if n == 1 {
 				line = bytes.TrimPrefix(line, utf8BOM)
 			}
