@@ -33,12 +33,12 @@ type Backend interface {
 	// Dump returns every byte the backend stores, concatenated, so the
 	// suite can check that a secret is nowhere at rest.
 	Dump() ([]byte, error)
-	// Corrupt replaces the stored form of one checkpoint with what mutate
-	// returns.
+	// Corrupt replaces the stored record of one checkpoint with what
+	// mutate returns, behind the store's back (DamageFrames does it to a
+	// log's frames).
 	Corrupt(session, id string, mutate func([]byte) []byte) error
-	// Remove deletes the stored form of one checkpoint, behind the store's
-	// back.
-	Remove(session, id string) error
+	// CorruptContent damages one element the checkpoint's save stored.
+	CorruptContent(session, id string) error
 }
 
 // Clock is a settable clock for Options.Now.
@@ -541,7 +541,6 @@ func testCorrupt(t *testing.T, b Backend) {
 		"truncated":   func(p []byte) []byte { return p[:len(p)*2/3] },
 		"bit flipped": func(p []byte) []byte { q := bytes.Clone(p); q[len(q)-10] ^= 0x20; return q },
 		"empty":       func([]byte) []byte { return nil },
-		"header only": func(p []byte) []byte { return p[:bytes.IndexByte(p, '\n')+1] },
 		"garbage":     func([]byte) []byte { return []byte("{\"not\":\"a checkpoint\"}\n{}") },
 		"extended":    func(p []byte) []byte { return append(bytes.Clone(p), "trailing"...) },
 		"meta rewritten": func(p []byte) []byte {
@@ -550,38 +549,60 @@ func testCorrupt(t *testing.T, b Backend) {
 	}
 	for name, mutate := range cases {
 		session := "corrupt-" + strings.ReplaceAll(name, " ", "-")
-		c := Sample(session, 50)
-		save(t, s, c, "")
+		first := Sample(session, 50)
+		save(t, s, first, "")
+		c := first.Clone()
+		c.Task = "the second save"
+		save(t, s, c, first.ID)
 		if err := b.Corrupt(session, c.ID, mutate); err != nil {
 			t.Fatal(err)
 		}
+		// The damaged record was the latest: the session has no readable
+		// head, which is never taken for "no state" or for the one before.
 		got, err := s.Latest(ctx, session)
 		if !errors.Is(err, checkpoint.ErrCorrupt) || got != nil {
 			t.Fatalf("%s: latest gave %v, %v; want ErrCorrupt and nothing", name, got, err)
 		}
+		if !strings.Contains(err.Error(), session) {
+			t.Fatalf("%s: error %q does not name the session", name, err)
+		}
 		_, err = s.Load(ctx, session, c.ID)
 		wantErr(t, err, checkpoint.ErrCorrupt, name+": load")
-		if !strings.Contains(err.Error(), c.ID) {
-			t.Fatalf("%s: error %q does not name the checkpoint", name, err)
+		// A writer cannot build on a head it cannot read.
+		wantErr(t, s.Save(ctx, Sample(session, 0), c.ID), checkpoint.ErrCorrupt, name+": save over the damaged head")
+		// Recover goes back to the newest checkpoint that verifies, and the
+		// session goes on from there.
+		back, err := checkpoint.Recover(ctx, s, session)
+		if err != nil || back.ID != first.ID {
+			t.Fatalf("%s: recover gave %v, %v; want %s", name, back, err, first.ID)
 		}
-		// A writer cannot build on a checkpoint it cannot read, but the
-		// head pointer is intact, so a save over it still works.
-		c2 := Sample(session, 0)
-		save(t, s, c2, c.ID)
+		if got, err := s.Latest(ctx, session); err != nil || got.ID != first.ID {
+			t.Fatalf("%s: latest after recover: %v %v", name, got, err)
+		}
+		save(t, s, Sample(session, 0), first.ID)
 	}
-	// A head naming a checkpoint that is gone is corruption, not absence.
-	c := Sample("corrupt-missing", 0)
-	save(t, s, c, "")
-	if err := b.Corrupt("corrupt-missing", c.ID, func([]byte) []byte { return nil }); err != nil {
+	// Damaged content: the checkpoint holding it is corrupt, named, and the
+	// checkpoint before it still loads.
+	first := Sample("corrupt-content", 0)
+	save(t, s, first, "")
+	c := first.Clone()
+	c.Task = "a task saved once"
+	save(t, s, c, first.ID)
+	if err := b.CorruptContent("corrupt-content", c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Remove("corrupt-missing", c.ID); err != nil {
-		t.Fatal(err)
+	_, err := s.Latest(ctx, "corrupt-content")
+	wantErr(t, err, checkpoint.ErrCorrupt, "latest whose content is damaged")
+	if !strings.Contains(err.Error(), c.ID) {
+		t.Fatalf("error %q does not name the checkpoint", err)
 	}
-	_, err := s.Latest(ctx, "corrupt-missing")
-	wantErr(t, err, checkpoint.ErrCorrupt, "latest whose checkpoint is gone")
-	_, err = s.History(ctx, "corrupt-missing")
-	wantErr(t, err, checkpoint.ErrCorrupt, "history whose head checkpoint is gone")
+	if got, err := s.Load(ctx, "corrupt-content", first.ID); err != nil || got.Task != first.Task {
+		t.Fatalf("the checkpoint before the damage: %v %v", got, err)
+	}
+	_, problems, err := checkpoint.Verify(ctx, s, "corrupt-content")
+	if err != nil || len(problems) != 1 || problems[0].ID != c.ID {
+		t.Fatalf("verify: %v %+v", err, problems)
+	}
 }
 
 func testEncryption(t *testing.T, b Backend) {
@@ -724,11 +745,21 @@ func testVerify(t *testing.T, b Backend) {
 	if err != nil || len(problems) != 0 || n != 3 {
 		t.Fatalf("healthy store: checked %d, problems %+v, err %v", n, problems, err)
 	}
-	if err := b.Corrupt("verify", first, func(p []byte) []byte { return p[:len(p)-1] }); err != nil {
+	if err := b.CorruptContent("verify", first); err != nil {
 		t.Fatal(err)
 	}
+	// The damaged element is held by both checkpoints of the session (it
+	// is stored once): both are reported, the other session is not.
 	n, problems, err = checkpoint.Verify(ctx, s)
-	if err != nil || len(problems) != 1 || problems[0].ID != first || !errors.Is(problems[0].Err, checkpoint.ErrCorrupt) {
+	if err != nil || len(problems) != 2 || n != 3 {
 		t.Fatalf("damaged store: checked %d, problems %+v, err %v", n, problems, err)
+	}
+	for _, p := range problems {
+		if p.Session != "verify" || !errors.Is(p.Err, checkpoint.ErrCorrupt) {
+			t.Fatalf("problem %+v", p)
+		}
+	}
+	if problems[1].ID != first {
+		t.Fatalf("problems %+v do not name %s", problems, first)
 	}
 }

@@ -240,7 +240,7 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 		}
 	}
 	b.session = batchSession(out)
-	if b.store, err = openStore(ctx, e, b.storeSpec, nil); err != nil {
+	if b.store, err = openStore(ctx, e, b.storeSpec, nil, false); err != nil {
 		return nil, err
 	}
 	if err := b.loadProgress(ctx); err != nil {

@@ -53,6 +53,7 @@ type compactOptions struct {
 	checkpointStore string
 	session         string
 	checkpointPlain bool
+	redactKept      bool
 	// how the input is read (--skip-bad-lines, --strict-utf8)
 	read *readFlags
 }
@@ -66,6 +67,7 @@ func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
 	fs.StringVar(&o.session, "session", "", "session `ID` the checkpoint belongs to (required with --checkpoint)")
 	fs.BoolVar(&o.checkpointPlain, "checkpoint-plain", false, "store the checkpoint without redacting secrets (default: redacted)")
+	fs.BoolVar(&o.redactKept, "redact-kept", false, "also mask secrets in the messages kept verbatim (head and tail); bytes change only inside the masks")
 	return fs
 }
 
@@ -111,6 +113,10 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
+	if cerr == nil && o.redactKept {
+		res.Transcript = redactKept(cfg.Redactor, res.Transcript)
+		res.Record.TokensAfter, _, _ = c.NeedsCompaction(res.Transcript)
+	}
 	rep = newCompactReport(in.name, &o, c.Config(), &res, cerr)
 	if cerr == nil && o.session != "" {
 		// The checkpoint comes first: an output on disk whose session state
@@ -192,6 +198,24 @@ func (o *compactOptions) check() error {
 	return nil
 }
 
+// redactKept masks the secrets left in t (the head and tail a compaction
+// keeps verbatim, the records and the envelope) so that the bytes written
+// change only inside the masks: a message whose source records were masked
+// as a whole is still written from them, its fingerprint renewed.
+func redactKept(r *redact.Redactor, t compact.Transcript) compact.Transcript {
+	out, found := r.Transcript(t)
+	if len(found) == 0 {
+		return t
+	}
+	for i := range out.Messages {
+		m, was := &out.Messages[i], &t.Messages[i]
+		if was.Unchanged() && len(m.Source.Records) == len(was.Source.Records) {
+			m.Source.Fingerprint = m.Fingerprint()
+		}
+	}
+	return out
+}
+
 // saveCheckpoint stores the compacted transcript and its record as the new
 // latest checkpoint of o.session, redacted unless --checkpoint-plain, and
 // returns the checkpoint's ID.
@@ -199,7 +223,7 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 	var r *redact.Redactor
 	if !o.checkpointPlain {
 		var err error
-		if r, err = redact.New(redact.Config{}); err != nil {
+		if r, err = newRedactor(e); err != nil {
 			return "", err
 		}
 	}
