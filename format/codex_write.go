@@ -190,8 +190,10 @@ func codexItems(m *compact.Message) []json.RawMessage {
 				// A legacy compaction's summary becomes the user message
 				// Codex itself would rebuild from it.
 				items = append(items, codexMessageItem(compact.RoleUser, m.Parts))
-			default:
+			case jsonscan.LookupString(rec, "type") == cxResponseItem:
 				items = append(items, json.RawMessage(jsonscan.Lookup(rec, "payload")))
+			default:
+				// An event line that sat inside the model turn: not an item.
 			}
 		}
 		return items

@@ -55,6 +55,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -123,10 +124,45 @@ func register(f Format) {
 			if err := checkRawJSON(&t); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
-			return w(out, t)
+			return w(out, dropOpaque(t, f.Name))
 		}
 	}
 	registry = append(registry, f)
+}
+
+// dropOpaque leaves out of t the messages that hold nothing but another
+// format's opaque content (a provider's compaction): no other API can read
+// it, as no API accepts another's reasoning. In its own format it stays.
+func dropOpaque(t compact.Transcript, to Name) compact.Transcript {
+	keep := func(m *compact.Message) bool {
+		if sameFamily(m.Source.Format, to) || m.Source.Format == "" && sameFamily(t.Format, to) {
+			return true
+		}
+		for _, p := range m.Parts {
+			if p.Type != compact.PartOpaque {
+				return true
+			}
+		}
+		return len(m.Parts) == 0
+	}
+	var msgs []compact.Message
+	newAt := make([]int, len(t.Messages)+1) // old message index -> new
+	for i := range t.Messages {
+		newAt[i] = len(msgs)
+		if keep(&t.Messages[i]) {
+			msgs = append(msgs, t.Messages[i])
+		}
+	}
+	if len(msgs) == len(t.Messages) {
+		return t
+	}
+	newAt[len(t.Messages)] = len(msgs)
+	t.Messages = msgs
+	t.Records = slices.Clone(t.Records)
+	for i := range t.Records {
+		t.Records[i].At = newAt[min(max(t.Records[i].At, 0), len(newAt)-1)]
+	}
+	return t
 }
 
 // ErrInvalidJSON is returned (wrapped) when a transcript to be written
