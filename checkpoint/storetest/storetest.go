@@ -123,6 +123,10 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"RedactingMode", testRedacting},
 		{"Resume", testResume},
 		{"Verify", testVerify},
+		{"ApproveOnce", testApproveOnce},
+		{"State", testState},
+		{"RedactsByDefault", testRedactsByDefault},
+		{"SaveCompactionCAS", testSaveCompaction},
 		{"Model", testModel},
 	}
 	for _, tc := range tests {
@@ -761,5 +765,121 @@ func testVerify(t *testing.T, b Backend) {
 	}
 	if problems[1].ID != first {
 		t.Fatalf("problems %+v do not name %s", problems, first)
+	}
+}
+
+// testApproveOnce: a resume token approves one pending action, once, in
+// every handle on the store (issue 14.2). Before, the token approved the
+// second action with the same parameters too.
+func testApproveOnce(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	tokens := checkpoint.Tokens{Key: bytes.Repeat([]byte{1}, 32)}
+	c := Sample("approve", 0)
+	c.Status = checkpoint.StatusWaitingApproval
+	save(t, s, c, "")
+	tok, err := tokens.Issue("approve", "alice", c.Pending.ParamsHash, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok)
+	if err != nil || len(a.UsedNonces) != 1 || a.Pending.ApprovedBy != "alice" {
+		t.Fatalf("first approval: %v %+v", err, a)
+	}
+	// The action ran; the loop asks for the same action again.
+	again := func(s checkpoint.Store) {
+		cur, err := s.Latest(ctx, "approve")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Pending, _ = checkpoint.NewPendingAction("deploy", json.RawMessage(`{"env":"prod","version":"1.2.3"}`))
+		cur.Status = checkpoint.StatusWaitingApproval
+		save(t, s, cur, cur.ID)
+	}
+	again(s)
+	_, err = checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok)
+	wantErr(t, err, checkpoint.ErrTokenUsed, "the token replayed on a second pending action")
+	// Another handle (another process) refuses the replay too.
+	other := open(t, b, checkpoint.Options{})
+	_, err = checkpoint.Approve(ctx, other, tokens, "approve", "alice", tok)
+	wantErr(t, err, checkpoint.ErrTokenUsed, "the token replayed through another handle")
+	// A new token approves the new action.
+	tok2, _ := tokens.Issue("approve", "alice", c.Pending.ParamsHash, time.Hour)
+	if _, err := checkpoint.Approve(ctx, other, tokens, "approve", "alice", tok2); err != nil {
+		t.Fatal(err)
+	}
+	again(other)
+	_, err = checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok2)
+	wantErr(t, err, checkpoint.ErrTokenUsed, "the second token replayed")
+}
+
+// testState: the loop's own data comes back byte for byte, and an
+// unchanged State is not written again.
+func testState(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	c := Sample("state", 0)
+	c.State = json.RawMessage(`{"cursor": 41,  "model": "gpt-4o"}`)
+	save(t, s, c, "")
+	got, err := s.Latest(ctx, "state")
+	if err != nil || string(got.State) != string(c.State) {
+		t.Fatalf("state: %v %q", err, got.State)
+	}
+	before, _ := b.Dump()
+	got.Task = "same state, another task"
+	save(t, s, got, got.ID)
+	after, _ := b.Dump()
+	if n := bytes.Count(after, []byte(`"cursor": 41`)); n != 1 {
+		t.Fatalf("an unchanged State is stored %d times (dump grew %d bytes)", n, len(after)-len(before))
+	}
+	got.State = json.RawMessage(`not json`)
+	wantErr(t, s.Save(ctx, got, got.ID), checkpoint.ErrInvalid, "a State that is not JSON")
+}
+
+// testRedactsByDefault: Options{} keeps the secrets of a transcript's tail
+// out of the store; Plain keeps them, by explicit choice.
+func testRedactsByDefault(t *testing.T, b Backend) {
+	ctx := context.Background()
+	const secret = "ghp_x7Kq9Lm2Vb8Nc4Zr1Tw6Yp3Hs5Jd0Fg2Ae9U"
+	c := Sample("default-redaction", 0)
+	c.Transcript.Messages[2].Parts[0].Text = "export GITHUB_TOKEN=" + secret
+	save(t, open(t, b, checkpoint.Options{}), c, "")
+	dump, _ := b.Dump()
+	if bytes.Contains(dump, []byte(secret)) {
+		t.Fatal("Options{} stored a secret of the transcript's tail")
+	}
+	p := Sample("plain", 0)
+	p.Transcript.Messages[2].Parts[0].Text = "export GITHUB_TOKEN=" + secret
+	s := open(t, b, checkpoint.Options{Plain: true})
+	save(t, s, p, "")
+	if got, err := s.Latest(ctx, "plain"); err != nil || !strings.Contains(got.Transcript.Messages[2].Parts[0].Text, secret) {
+		t.Fatalf("Plain lost the value: %v", err)
+	}
+	r, _ := redact.New(redact.Config{})
+	if _, err := b.Open(checkpoint.Options{Plain: true, Redactor: r}); !errors.Is(err, checkpoint.ErrInvalid) {
+		t.Fatalf("Plain with a Redactor: %v", err)
+	}
+}
+
+// testSaveCompaction: SaveCompaction is compare-and-set like Save.
+func testSaveCompaction(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	tr := *Sample("x", 0).Transcript
+	rec := compact.Compaction{SourceHash: tr.Hash(), Method: compact.MethodFallback}
+	first, err := checkpoint.SaveCompaction(ctx, s, "compacted", "", tr, rec)
+	if err != nil || first.Seq != 1 || len(first.Compactions) != 1 || first.Task == "" {
+		t.Fatalf("first: %v %+v", err, first)
+	}
+	// Another writer saves in between: a compaction of the older state is
+	// refused, not written over it.
+	other, _ := s.Latest(ctx, "compacted")
+	other.Steps = append(other.Steps, checkpoint.Step{ID: "written-meanwhile", Status: checkpoint.StepCompleted})
+	save(t, s, other, other.ID)
+	_, err = checkpoint.SaveCompaction(ctx, s, "compacted", first.ID, tr, rec)
+	wantErr(t, err, checkpoint.ErrConflict, "a compaction over a stale parent")
+	c, err := checkpoint.SaveCompaction(ctx, s, "compacted", other.ID, tr, rec)
+	if err != nil || c.Step("written-meanwhile") == nil || len(c.Compactions) != 2 {
+		t.Fatalf("over the latest: %v %+v", err, c)
 	}
 }

@@ -55,6 +55,13 @@ func (o *compactOptions) config(e *env) (compactor.Config, error) {
 	if cfg.Models, err = modelTable(e, ""); err != nil {
 		return cfg, err
 	}
+	table := cfg.Models
+	if table == nil {
+		table = tokens.DefaultModels()
+	}
+	if _, known := table.Lookup(o.model); !known && o.window == 0 {
+		return cfg, usageErrorf("--model %q: the model table does not know it; give --window N (counts are then estimated) or add the model with COMPACT_MODELS", o.model)
+	}
 	// One redactor for the compaction and the LLM's errors, which masks the
 	// API key wherever it turns up: a provider may echo it.
 	if cfg.Redactor, err = newRedactor(e); err != nil {
