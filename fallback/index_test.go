@@ -31,12 +31,15 @@ func TestIndexListsNamesAndCalls(t *testing.T) {
 		results(result("1", "package cache\n\nfunc (c *lruCache) evictOldest() {\n\tc.store.RemoveEntry(key)\n}\n", false)),
 		assistant("", toolCall("2", "bash", args{"command": "./cachectl status"})),
 		results(result("2", "status: healthy\nbuild 1.22.3\nport 48213\nwarm entries: hotKeyCount", false)),
+		assistant("", toolCall("3", "bash", args{"command": "./cachectl peers"})),
+		results(result("3", "peers: 2\nport 48213\nport 51177", false)),
 	}
 	h := build(t, window)
 	assert.Contains(t, contextGroup(h, "Calls"), "c.store.RemoveEntry()", joined(h.CriticalContext))
 	assert.Contains(t, contextGroup(h, "Names"), "hotKeyCount")
 	assert.Contains(t, contextGroup(h, "Versions"), "1.22.3")
-	assert.Contains(t, contextGroup(h, "Ids"), "48213")
+	assert.Contains(t, contextGroup(h, "Ids"), "48213", "a number two outputs print is an id")
+	assert.NotContains(t, joined(h.CriticalContext), "51177", "a number one output printed once is not")
 	// A name a read file declares is in its digest, so not indexed again.
 	assert.Contains(t, joined(h.RelevantFiles), "evictOldest")
 	assert.NotContains(t, joined(h.CriticalContext), "evictOldest")

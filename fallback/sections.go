@@ -1289,6 +1289,9 @@ func (w *window) buildContext(d *draft, x *refIndex) {
 		}
 		sal := r.salience()
 		weak := sal.by == srcResult && sal.messages == 1 && !sal.erred && !sal.defined
+		if weak && r.kind == refNumber {
+			continue // a number one output printed once is a count, an offset, a mode
+		}
 		d.secs[secContext] = append(d.secs[secContext], entry{text: text, group: group, weak: weak, rank: score<<16 - min(r.first, 1<<15), order: -score<<16 + min(r.first, 1<<15)})
 	}
 }
