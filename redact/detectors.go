@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"net/url"
 	"strings"
 )
 
@@ -28,6 +29,10 @@ func goRules() []*rule {
 			prio:     prioContext, detect: detectK8sSecret},
 		{id: "secret-file", description: "lone high-entropy line printed by cat of a key, secret or token file",
 			keywords: []string{"cat "}, prio: prioContext, detect: detectCatSecretFile},
+		{id: "secret-command", description: "value given to a secret-setting command (gh secret set, kubectl create secret --from-literal, vault kv put, fly secrets set, aws ssm put-parameter SecureString, ...)",
+			keywords: secretCommandKeywords(), prio: prioContext, detect: detectSecretCommand},
+		{id: "terraform-variable", description: "default of a Terraform variable that is sensitive or named like a secret",
+			keywords: []string{"variable \""}, caseSensitive: true, prio: prioContext, detect: detectTerraformVariable},
 	}
 }
 
@@ -175,6 +180,13 @@ func detectPuTTY(sc *scan, ks, ke int) {
 var trivialURLPasswords = set("pass", "password", "passwd", "pwd", "secret", "xxx", "user", "username", "pw", "****", "***",
 	"foo", "bar", "baz", "qux", "test", "testing", "dummy", "qwerty")
 
+// detectURLCreds finds the password of scheme://user:password@host. The
+// password is taken as people write it, unencoded too: it may hold / ? # (
+// [ < > and even @, so the authority does not end at the first of them.
+// The user name ends at the first colon and holds none of / ? # @; the
+// password ends at the first @ followed by a host and what may follow a
+// host (a port, a path, a query, the end of the URL). It never spans a
+// blank, a quote or another "://".
 func detectURLCreds(sc *scan, ks, ke int) {
 	t := sc.text
 	s := ks
@@ -184,32 +196,82 @@ func detectURLCreds(sc *scan, ks, ke int) {
 	if s == ks {
 		return
 	}
-	u, at := ke, -1
-	for j := u; j < len(t) && j-u < 1024; j++ {
+	u := ke
+	colon := -1
+	for j := u; j < len(t) && j-u < 256; j++ {
 		c := t[j]
-		if c == '/' || c == '?' || c == '#' || isSpace(c) || isQuote(c) || c == '\\' || c == '<' || c == '>' {
+		if c == ':' {
+			colon = j
 			break
 		}
-		if c == '@' {
-			at = j
+		if c == '/' || c == '?' || c == '#' || c == '@' || c == '[' || isSpace(c) || isQuote(c) || c == '\\' || c == '<' || c == '>' {
+			return
 		}
 	}
-	if at < 0 || at+1 >= len(t) || !(isAlnum(t[at+1]) || t[at+1] == '[') {
-		return
-	}
-	colon := strings.IndexByte(t[u:at], ':')
 	if colon < 0 {
 		return
 	}
-	ps, pe := u+colon+1, at
+	ps := colon + 1
+	pe := -1
+	for j := ps; j < len(t) && j-ps < 512; j++ {
+		c := t[j]
+		if isSpace(c) || isQuote(c) || c == '\\' || (c == ':' && strings.HasPrefix(t[j:], "://")) {
+			break
+		}
+		if c == '@' && hostFollows(t, j+1) {
+			pe = j
+			break
+		}
+	}
+	if pe <= ps {
+		return
+	}
 	pw := t[ps:pe]
-	if pw == "" || trivialURLPasswords[strings.ToLower(pw)] || isReference(pw) || isPlaceholder(pw) || isCode(pw) {
+	if strings.IndexByte(pw, '%') >= 0 {
+		if d, err := url.PathUnescape(pw); err == nil {
+			pw = d // judged decoded: %7B%7B%20token%20%7D%7D is {{ token }}
+		}
+	}
+	if trivialURLPasswords[strings.ToLower(pw)] || isReference(pw) || isPlaceholder(pw) || isCode(pw) {
 		return
 	}
 	if _, ok := maskAt(t, ps); ok {
 		return
 	}
 	sc.add(ps, pe, sc.eng.labelRule("url-password"))
+}
+
+// hostFollows reports whether a URL's host starts at t[i] and is followed
+// by what may follow a host: a port, a path, a query, a fragment or the
+// end of the URL.
+func hostFollows(t string, i int) bool {
+	j := i
+	if j < len(t) && t[j] == '[' { // an IPv6 literal
+		e := strings.IndexByte(t[j:min(len(t), j+48)], ']')
+		if e < 0 {
+			return false
+		}
+		j += e + 1
+	} else {
+		for j < len(t) && (isAlnum(t[j]) || t[j] == '.' || t[j] == '-' || t[j] == '_') && j-i < 256 {
+			j++
+		}
+		if j == i || !isAlnum(t[i]) {
+			return false
+		}
+	}
+	if j >= len(t) {
+		return true
+	}
+	switch c := t[j]; {
+	case c == ':':
+		return j+1 < len(t) && t[j+1] >= '0' && t[j+1] <= '9' || j+1 == len(t) || t[j+1] == '/'
+	case c == '/' || c == '?' || c == '#' || isSpace(c) || isQuote(c) || c == '\\':
+		return true
+	case c == ',' || c == ';' || c == ')' || c == ']' || c == '>' || c == '<' || c == '|' || c == '`':
+		return true
+	}
+	return false
 }
 
 // detectUserFlag finds the password in curl -u user:password and the
