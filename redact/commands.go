@@ -21,6 +21,12 @@ type secretCommand struct {
 	// positional: the second plain word after the keyword is the secret
 	// (user-secrets set KEY VALUE).
 	positional bool
+	// named: KEY VALUE, where the value counts only when KEY is
+	// secret-like (aws configure set, npm config set, setx: commands that
+	// set any setting, secrets among them).
+	named bool
+	// first: the first plain word is the secret (ConvertTo-SecureString).
+	first bool
 	// secureFlag, if set, must be on the command for its values to count,
 	// unless the stored name is secret-like (aws ssm's --type
 	// SecureString).
@@ -30,18 +36,22 @@ type secretCommand struct {
 // secretCommands are keyed by the words that name the command (lower
 // case); the keyword pass finds them.
 var secretCommands = map[string]secretCommand{
-	"secret set":          {pairs: true, flags: []string{"--body", "-b"}},            // gh secret set, dotnet user-secrets set is below
-	"secrets set":         {pairs: true, flags: []string{"--body", "-b", "--value"}}, // fly, flyctl, doppler, supabase, infisical
-	"secret put":          {flags: []string{"--value"}},
-	"kv put":              {pairs: true}, // vault kv put PATH KEY=VALUE
-	"vault write":         {pairs: true}, // vault write PATH KEY=VALUE
-	"--from-literal":      {pairs: true}, // kubectl create secret generic NAME --from-literal=KEY=VALUE
-	"put-parameter":       {flags: []string{"--value"}, secureFlag: "securestring"},
-	"--secret-string":     {flags: []string{"--secret-string"}}, // aws secretsmanager create-secret / put-secret-value
-	"keyvault secret set": {flags: []string{"--value"}},
-	"user-secrets set":    {positional: true},
-	"config set --secret": {positional: true}, // pulumi config set --secret KEY VALUE
-	"--password-stdin":    {},                 // echo VALUE | docker login --password-stdin
+	"secret set":             {pairs: true, flags: []string{"--body", "-b"}},            // gh secret set, dotnet user-secrets set is below
+	"secrets set":            {pairs: true, flags: []string{"--body", "-b", "--value"}}, // fly, flyctl, doppler, supabase, infisical
+	"secret put":             {flags: []string{"--value"}},
+	"kv put":                 {pairs: true}, // vault kv put PATH KEY=VALUE
+	"vault write":            {pairs: true}, // vault write PATH KEY=VALUE
+	"--from-literal":         {pairs: true}, // kubectl create secret generic NAME --from-literal=KEY=VALUE
+	"put-parameter":          {flags: []string{"--value"}, secureFlag: "securestring"},
+	"--secret-string":        {flags: []string{"--secret-string"}}, // aws secretsmanager create-secret / put-secret-value
+	"keyvault secret set":    {flags: []string{"--value"}},
+	"user-secrets set":       {positional: true},
+	"config set --secret":    {positional: true}, // pulumi config set --secret KEY VALUE
+	"--password-stdin":       {},                 // echo VALUE | docker login --password-stdin
+	"config set":             {named: true},      // npm, git, yarn, poetry config set KEY VALUE
+	"configure set":          {named: true},      // aws configure set aws_secret_access_key VALUE
+	"setx":                   {named: true},      // Windows: setx NAME VALUE
+	"convertto-securestring": {first: true},      // PowerShell: ConvertTo-SecureString "VALUE" -AsPlainText
 }
 
 func secretCommandKeywords() []string {
@@ -183,8 +193,20 @@ func detectSecretCommand(sc *scan, ks, ke int) {
 		switch {
 		case cmd.pairs && strings.IndexByte(text, '=') > 0:
 			pairValue(sc, t, w.s, w.e)
-		case cmd.positional && plain == 2:
+		case cmd.positional && plain == 2, cmd.first && plain == 1:
 			secretValue(sc, t, w.s, w.e)
+		case cmd.named && plain == 2:
+			ns, ne := unquoteSpan(t, words[i-1].s, words[i-1].e)
+			name := t[ns:ne]
+			if k := strings.LastIndexAny(name, ":/."); k >= 0 {
+				name = name[k+1:] // //registry.npmjs.org/:_authToken, profile.x.aws_secret_access_key
+			}
+			if class, label := classifyName(name); class != nameNone {
+				vs, ve := unquoteSpan(t, w.s, w.e)
+				if plausibleValue(t[vs:ve], class) {
+					sc.add(vs, ve, sc.eng.labelRule(label))
+				}
+			}
 		}
 	}
 }

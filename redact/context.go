@@ -32,7 +32,7 @@ const (
 var contextKeywords = []string{
 	"password", "passwd", "passphrase", "passcode", "pass", "pwd", "secret", "token", "key", "apikey",
 	"auth", "authorization", "credential", "credentials", "creds", "cred", "sig", "pat", "session", "sessid", "jsessionid",
-	"dockerconfigjson", "dockercfg",
+	"dockerconfigjson", "dockercfg", "sessionid",
 }
 
 func contextRules() []*rule {
@@ -97,6 +97,14 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 		flag = false // "x-api-key" inside a word, not a flag
 	}
 	vs, ve, ok := findValue(t, ns, ne, class, flag)
+	if pvs, pve, paired := pairedValue(t, ns, ne); paired {
+		vs, ve, ok = pvs, pve, true
+	}
+	if ok && (label == "auth" || label == "credential") && (t[vs] == '(' || t[vs] == '[') {
+		// auth=("user", "password"): a pair whose second string is the
+		// password.
+		vs, ve, ok = tupleSecond(t, vs)
+	}
 	if !ok {
 		return
 	}
@@ -159,6 +167,122 @@ func looksLikeEnvVarName(n string) bool {
 		}
 	}
 	return true
+}
+
+// tupleSecond reads the second of two strings in parentheses or brackets
+// at t[i]: ("user", "password").
+func tupleSecond(t string, i int) (int, int, bool) {
+	_, e1, ok := readValue(t, skipBlanks(t, i+1), false, false, false)
+	if !ok || e1 >= len(t) || !isQuote(t[e1]) {
+		return 0, 0, false
+	}
+	k := skipBlanks(t, e1+1)
+	if k >= len(t) || t[k] != ',' {
+		return 0, 0, false
+	}
+	k = skipBlanks(t, k+1)
+	if k >= len(t) || !isQuote(t[k]) {
+		return 0, 0, false
+	}
+	return readValue(t, k, false, false, false)
+}
+
+// tableRow reports a name in the first cell of a Markdown table row.
+func tableRow(t string, ns int) bool {
+	i := skipBlanksBack(t, ns)
+	return i > 0 && t[i-1] == '|' && lineSepBefore(t, skipBlanksBack(t, i-1))
+}
+
+// pairKeys name the field that holds a setting's name in a list of
+// name/value pairs; pairValues the field that holds its value.
+var (
+	pairKeys   = set("name", "key", "parameterkey", "variable", "var", "envname", "env_name", "optionname")
+	pairValues = []string{"value", "parametervalue", "optionvalue", "secretvalue", "val"}
+)
+
+// pairedValue finds the value of a setting whose name is itself the value
+// of a name field, in the name/value pairs of container definitions, ECS
+// and Kubernetes env lists, CloudFormation parameters:
+//
+//	{"name": "DB_PASSWORD", "value": "..."}
+//	- name: STRIPE_SECRET
+//	  value: "..."
+//	ParameterKey=DbPassword,ParameterValue=...
+func pairedValue(t string, ns, ne int) (int, int, bool) {
+	// The name field before the name: name: NAME, "name": "NAME", Key=NAME.
+	i := ns
+	if i > 0 && isQuote(t[i-1]) {
+		i--
+	}
+	i = skipBlanksBack(t, i)
+	if i == 0 || (t[i-1] != ':' && t[i-1] != '=') {
+		return 0, 0, false
+	}
+	i = skipBlanksBack(t, i-1)
+	if i > 0 && isQuote(t[i-1]) {
+		i--
+	}
+	ke := i
+	for i > 0 && (isAlnum(t[i-1]) || t[i-1] == '_') && ke-i < 16 {
+		i--
+	}
+	if !pairKeys[strings.ToLower(t[i:ke])] {
+		return 0, 0, false
+	}
+	// The value field after it, before the pair ends: a closing brace,
+	// another name field, or (in YAML) the next item of the list.
+	indent, _ := indentAt(t, i)
+	limit := min(len(t), ne+400)
+	for j := ne; j < limit; j++ {
+		c := t[j]
+		if c == '}' || (c == '\n' && j+1 < len(t) && listItemAt(t, j+1, indent)) {
+			return 0, 0, false
+		}
+		if !(c|0x20 == 'v' || c|0x20 == 'p' || c|0x20 == 'o' || c|0x20 == 's') || (j > 0 && isAlnum(t[j-1])) {
+			continue
+		}
+		for _, f := range pairValues {
+			if !hasPrefixFold(t[j:], f) || (j+len(f) < len(t) && isAlnum(t[j+len(f)])) {
+				continue
+			}
+			k := j + len(f)
+			if k < len(t) && isQuote(t[k]) {
+				k++
+			}
+			k = skipBlanks(t, k)
+			if k >= len(t) || (t[k] != ':' && t[k] != '=') {
+				continue
+			}
+			k = skipBlanks(t, k+1)
+			vs, ve, ok := readValue(t, k, false, false, false)
+			if ok {
+				ve = min(ve, limit)
+				for ve > vs && (t[ve-1] == ',' || t[ve-1] == '}') {
+					ve--
+				}
+			}
+			return vs, ve, ok && ve > vs
+		}
+	}
+	return 0, 0, false
+}
+
+// listItemAt reports a YAML list item ("- ") starting the line at i,
+// indented no deeper than indent+2 (the next item of the list holding the
+// pair).
+func listItemAt(t string, i, indent int) bool {
+	n := 0
+	for i+n < len(t) && t[i+n] == ' ' {
+		n++
+	}
+	return n <= indent && i+n+1 < len(t) && t[i+n] == '-' && t[i+n+1] == ' '
+}
+
+func skipBlanksBack(t string, i int) int {
+	for i > 0 && (t[i-1] == ' ' || t[i-1] == '\t') {
+		i--
+	}
+	return i
 }
 
 // codeValue reports an unquoted value that is a piece of program rather
@@ -572,7 +696,7 @@ func classifyName(name string) (nameClass, string) {
 		return nameHeader, "authorization"
 	case w == "dockerconfigjson" || w == "dockercfg":
 		return nameSecret, "docker-config"
-	case w == "session" || w == "sessid" || w == "phpsessid" || w == "jsessionid":
+	case w == "session" || w == "sessid" || w == "sessionid" || w == "phpsessid" || w == "jsessionid":
 		// A session cookie: only a random value counts.
 		return nameWeak, "session"
 	}
@@ -660,6 +784,9 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 	}
 	k := skipBlanks(t, j)
 	op, opEnd := readOp(t, k)
+	if op == "" && k < len(t) && t[k] == '|' && tableRow(t, ns) {
+		op, opEnd = "=", k+1 // | NAME | value | in a Markdown table
+	}
 	if op == "" && keyQuote == 0 && k > j && k < len(t) && isNameByte(t[k]) {
 		// A type between name and operator: Go "token string = ...",
 		// "password: str = ...".

@@ -20,8 +20,14 @@ func goRules() []*rule {
 			keywords: []string{"://"}, prio: prioURL, detect: detectURLCreds},
 		{id: "basic-auth-password", description: "user:password given to curl -u / --user and similar flags",
 			keywords: []string{"-u ", "--user ", "--user=", "--basic-auth ", "--proxy-user "}, prio: prioURL, detect: detectUserFlag},
-		{id: "password", description: "password flag of mysql-family clients (-pSECRET) and registry logins (-p SECRET)",
-			keywords: []string{" -p"}, caseSensitive: true, prio: prioContext, detect: detectPasswordFlag},
+		{id: "password", description: "password flag of the tools that define one (mysql -pSECRET, docker login -p, ldapsearch -w, redis-cli -a, sqlcmd -P, keytool -storepass, ...)",
+			keywords: toolFlagKeywords(), caseSensitive: true, prio: prioContext, detect: detectToolFlag},
+		{id: "password", description: "OpenSSL -passin/-passout pass:PASSWORD", keywords: []string{"pass:"}, caseSensitive: true,
+			prio: prioContext, detect: detectOpenSSLPass},
+		{id: "password", description: "SQL user and role passwords (IDENTIFIED BY, WITH PASSWORD)",
+			keywords: []string{"identified by", "password '", "password \"", "password e'"}, prio: prioContext, detect: detectSQLPassword},
+		{id: "password", description: "Redis AUTH command and requirepass/masterauth settings",
+			keywords: []string{"auth ", "requirepass ", "masterauth "}, prio: prioContext, detect: detectRedisAuth},
 		{id: "password", description: "password in prose after a login or credentials (\"login is admin / S3cret!\")",
 			keywords: []string{"login", "credentials", "creds"}, prio: prioContext, detect: detectLoginPair},
 		{id: "kubernetes-secret", description: "values under data: or stringData: of a Kubernetes Secret (YAML or JSON)",
@@ -314,32 +320,6 @@ func detectUserFlag(sc *scan, ks, ke int) {
 		return
 	}
 	sc.add(ps, ve, sc.eng.labelRule("basic-auth-password"))
-}
-
-// detectPasswordFlag finds -pSECRET given to mysql-family clients and
-// "-p SECRET" given to registry logins.
-func detectPasswordFlag(sc *scan, ks, ke int) {
-	t := sc.text
-	ls := ks
-	for ls > 0 && ks-ls < 300 && !lineSepBefore(t, ls) {
-		ls--
-	}
-	line := strings.ToLower(t[ls:ks])
-	var vs, ve int
-	var ok bool
-	switch {
-	case strings.Contains(line, "mysql") || strings.Contains(line, "mariadb"):
-		if ke >= len(t) || isSpace(t[ke]) {
-			return // -p alone prompts for the password
-		}
-		vs, ve, ok = readValue(t, ke, false, false, false)
-	case strings.Contains(line, " login") && ke < len(t) && t[ke] == ' ':
-		vs, ve, ok = readValue(t, skipBlanks(t, ke), false, false, false)
-	}
-	if !ok || !plausibleValue(t[vs:ve], namePassword) {
-		return
-	}
-	sc.add(vs, ve, sc.eng.labelRule("password"))
 }
 
 // Files whose whole content is a secret when printed.
