@@ -3,6 +3,7 @@ package compactor
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
@@ -149,8 +150,8 @@ func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, 
 	r := &run{c: c, t: &t}
 	r.em = &emitter{start: start, now: c.cfg.Now, observer: c.cfg.Observer, logger: c.cfg.Logger, sanitize: r.sanitize}
 	r.rec = compact.Compaction{At: start, Method: compact.MethodNone}
-	if c.cfg.scaledReserve != "" {
-		r.rec.Warnings = []string{c.cfg.scaledReserve}
+	if len(c.cfg.notes) > 0 {
+		r.rec.Warnings = slices.Clone(c.cfg.notes)
 	}
 	if err := ctx.Err(); err != nil {
 		return r.unchanged("cancelled"), err
@@ -277,7 +278,7 @@ func (r *run) build(h compact.Handoff, digests map[int]string) (compact.Handoff,
 	}
 	msg := h.Message()
 	msg.ID = "compact-handoff-" + r.rec.SourceHash[:16]
-	out, origin := assemble(r.t, &r.plan, nil, &msg)
+	out, origin := assemble(r.masked(false), &r.plan, nil, &msg)
 	err := checkResult(r.t, &out, origin, digests, r.l.orphans, msg.Text(), r.secrets, r.c.redactor)
 	return h, msg, out, err
 }
@@ -407,9 +408,21 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 	digests := keptDigests(r.t.Messages, &p)
 	t0 := c.cfg.Now()
 	window := r.t.Messages[p.HeadEnd:p.TailStart]
-	middle, st := c.cfg.Prune.prune(window, c.counter.Text)
-	after := r.rec.TokensBefore
+	pruned, st := c.cfg.Prune.prune(window, c.counter.Text)
+	// The middle stays in the output: its secrets are masked, as a handoff
+	// would mask them, in the messages and the source records writers use.
+	red, found := c.redactor.Transcript(compact.Transcript{Messages: pruned})
+	middle := red.Messages
+	r.secrets = secretValues(pruned, found)
+	changed := map[int]bool{}
 	for _, k := range st.Changed {
+		changed[k] = true
+	}
+	for _, f := range found {
+		changed[f.Message] = true
+	}
+	after := r.rec.TokensBefore
+	for k := range changed {
 		after += c.counter.Message(middle[k]) - r.l.counts[p.HeadEnd+k]
 	}
 	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
@@ -423,7 +436,7 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return r.unchanged("cancelled"), err
 	}
-	out, origin := assemble(r.t, &p, middle, nil)
+	out, origin := assemble(r.masked(true), &p, middle, nil)
 	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, "", nil, c.redactor); err != nil {
 		return r.unchanged(err.Error()), err
 	}
@@ -432,6 +445,31 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 	r.rec.Reason = fmt.Sprintf("masked %d tool outputs (%d deduplicated, %d shortened) and %d images in messages %d to %d",
 		st.Deduped+st.Shortened, st.Deduped, st.Shortened, st.Images, p.HeadEnd, p.TailStart)
 	return r.finish(out), nil
+}
+
+// masked returns the transcript with the records that stand among the
+// dropped or pruned middle masked: those kept in the output (state records
+// carried to the handoff; every record with the prune strategy, all) must
+// not bring the middle's secrets with them.
+func (r *run) masked(all bool) *compact.Transcript {
+	p := &r.plan
+	var recs []compact.Record
+	for i, rec := range r.t.Records {
+		if rec.At < p.HeadEnd || rec.At >= p.TailStart || !all && !stateRecordTypes[rec.Type] {
+			continue // outside the middle, or dropped with it
+		}
+		if recs == nil {
+			recs = slices.Clone(r.t.Records)
+		}
+		masked, _ := r.c.redactor.Transcript(compact.Transcript{Records: []compact.Record{rec}})
+		recs[i] = masked.Records[0]
+	}
+	if recs == nil {
+		return r.t
+	}
+	t := *r.t
+	t.Records = recs
+	return &t
 }
 
 // sanitize masks secrets in an error's message, keeping it unwrappable:

@@ -3,9 +3,10 @@
 // ...) for the handoff. It is the one package that imports go-openai.
 //
 // It retries transient failures with backoff, honours Retry-After, bounds
-// each call and the whole summary in time, and stops calling a provider
-// that keeps failing (circuit breaker). It never reads the environment:
-// callers pass the key and base URL.
+// each call and the whole summary in time, bounds what it reads of an
+// answer, stops calling a provider that keeps failing (circuit breaker),
+// and masks the API key and secrets in every error it returns. It never
+// reads the environment: callers pass the key and base URL.
 package llm
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/clip"
+	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -77,6 +79,12 @@ type Config struct {
 	// is not called at all.
 	BreakerFailures int
 	BreakerCooldown time.Duration
+
+	// Redactor masks secrets in what the provider sends back before it is
+	// put in an error (nil means the built-in rules). The APIKey is always
+	// masked as an exact value, and so is any run of 12 or more of its
+	// characters.
+	Redactor *redact.Redactor
 }
 
 // HTTPDoer sends HTTP requests; *http.Client implements it.
@@ -187,6 +195,7 @@ type Summarizer struct {
 	cfg     Config
 	client  *openai.Client
 	breaker *breaker
+	masker  *masker
 	now     func() time.Time
 	sleep   func(context.Context, time.Duration) error
 	rnd     func(int64) int64
@@ -213,7 +222,14 @@ func New(cfg Config) (*Summarizer, error) {
 	if cfg.HTTPClient != nil {
 		doer = cfg.HTTPClient
 	}
-	s := &Summarizer{cfg: cfg, breaker: newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown),
+	r := cfg.Redactor
+	if r == nil {
+		var err error
+		if r, err = redact.New(redact.Config{}); err != nil {
+			return nil, fmt.Errorf("llm: redactor: %w", err)
+		}
+	}
+	s := &Summarizer{cfg: cfg, breaker: newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown), masker: newMasker(cfg.APIKey, r),
 		now: time.Now, sleep: sleepCtx, rnd: randInt64N}
 	oc.HTTPClient = tracingDoer{next: doer, now: func() time.Time { return s.now() }, limit: cfg.MaxAnswerBytes}
 	s.client = openai.NewClientWithConfig(oc)
@@ -230,9 +246,14 @@ func (s *Summarizer) Config() Config { return s.cfg }
 // earlier handoff the window holds. A window larger than half the model's
 // context is summarized chunk by chunk, each chunk updating the handoff of
 // the ones before. The returned Summary carries the attempts made even on
-// failure.
+// failure; its error never holds the API key or a secret the Redactor
+// finds.
 func (s *Summarizer) Summarize(ctx context.Context, req compact.SummaryRequest) (compact.Summary, error) {
-	return s.summarize(ctx, &req)
+	sum, err := s.summarize(ctx, &req)
+	if err != nil && ctx.Err() == nil {
+		err = s.masker.wrap(err)
+	}
+	return sum, err
 }
 
 func (s *Summarizer) summarize(ctx context.Context, req *compact.SummaryRequest) (compact.Summary, error) {
@@ -316,7 +337,7 @@ func (s *Summarizer) complete(caller, total context.Context, prompt []openai.Cha
 			return compact.Handoff{}, attempt, fmt.Errorf("%w; the next retry (in %s) would pass the overall timeout", err, delay.Round(time.Millisecond))
 		}
 		notify(req, compact.SummaryEvent{Kind: compact.SummaryRetry, Attempt: attempt, Chunk: chunk, Chunks: chunks,
-			Delay: delay, Err: err, Duration: s.now().Sub(start)})
+			Delay: delay, Err: s.masker.wrap(err), Duration: s.now().Sub(start)})
 		if err := s.sleep(total, delay); err != nil {
 			if caller.Err() != nil {
 				return compact.Handoff{}, attempt, caller.Err()
@@ -347,7 +368,7 @@ func (s *Summarizer) call(caller, total context.Context, prompt []openai.ChatCom
 	}
 	resp, err := s.client.CreateChatCompletion(cctx, req)
 	if err != nil {
-		return compact.Handoff{}, classify(err, tr, caller, total, cctx, s.cfg.Timeout)
+		return compact.Handoff{}, classify(err, tr, caller, total, cctx, s.cfg.Timeout, s.masker.clean)
 	}
 	return checkAnswer(resp, limit)
 }

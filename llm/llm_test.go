@@ -485,3 +485,55 @@ func TestAnswerSizeIsBounded(t *testing.T) {
 		t.Fatalf("within the bound: %v", err)
 	}
 }
+
+// A provider error that echoes the API key (whole, cut by the snippet, or
+// a long piece of it) or a secret never reaches the returned error or an
+// event: the key is masked as an exact value, and the rest goes through
+// the redactor before it is cut short.
+func TestProviderErrorsAreMasked(t *testing.T) {
+	const key = "gw-7Hk2pQ9rT4vX8zL1mN6bC3dF5gJ0sA2e"
+	const dbPassword = "S3cr3tPassw0rdQ7"
+	pad := strings.Repeat("x", 183) // puts the key across the 200-byte snippet cut
+	for name, body := range map[string]string{
+		"whole key":   "Incorrect API key provided: " + key + ". You can find your API key at https://example.com.",
+		"cut short":   pad + " " + key,
+		"key piece":   "Incorrect API key provided: " + key[:20] + "****" + key[len(key)-4:],
+		"a secret":    "cannot process the prompt: it holds postgres://admin:" + dbPassword + "@db.example.com/app",
+		"in raw body": "<html>" + key + "</html>",
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg := body
+			st := status(401, mustJSON(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": "invalid_api_key"}}))
+			if name == "in raw body" {
+				st = status(503, body) // not JSON: go-openai keeps the raw body
+			}
+			_, srv := newFakeOpenAI(t, st)
+			cfg := testConfig(srv)
+			cfg.APIKey, cfg.Retries = key, 1
+			var events []string
+			req := request(window(3, 100))
+			req.Notify = func(e compact.SummaryEvent) {
+				if e.Err != nil {
+					events = append(events, e.Err.Error())
+				}
+			}
+			_, err := mustNew(t, cfg).Summarize(context.Background(), req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, s := range append(events, err.Error()) {
+				if strings.Contains(s, dbPassword) || strings.Contains(s, key[:minKeyPiece]) || strings.Contains(s, key[len(key)-minKeyPiece:]) {
+					t.Fatalf("leaked: %s", s)
+				}
+			}
+			if name != "a secret" && !strings.Contains(err.Error(), "[REDACTED:api-") {
+				t.Fatalf("no key mask in %q", err)
+			}
+		})
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -142,7 +142,11 @@ func clampWait(s float64) time.Duration {
 // classify turns a go-openai error into a callError. caller is the
 // context of the whole Compact call, total the summary's overall timeout,
 // call the one call's timeout.
-func classify(err error, tr *callTrace, caller, total, call context.Context, timeout time.Duration) error {
+//
+// Text from the provider goes through clean before it is cut to a
+// snippet, so that a key or secret cut in half is still found.
+func classify(err error, tr *callTrace, caller, total, call context.Context, timeout time.Duration, clean func(string) string) error {
+	snippet := func(s string) string { return snippet(clean(s)) }
 	switch {
 	case caller.Err() != nil:
 		return caller.Err()

@@ -33,8 +33,9 @@ type storedPrefix struct {
 	Covered int      `json:"covered"`
 	Items   []int    `json:"items"`
 	Lits    []string `json:"lits"`
-	Tokens  int      `json:"tokens"`
-	Hash    string   `json:"hash"`
+	// LitTokens counts the handoff's tokens.
+	LitTokens int    `json:"lit_tokens"`
+	Hash      string `json:"hash"`
 }
 
 // prefixOf returns the session's prefix if v repeats what it covers: the
@@ -77,7 +78,7 @@ func (s *Server) loadPrefix(ctx context.Context, session string, a *api) (*prefi
 	if sp.API != a.name {
 		return nil, nil
 	}
-	p := &prefix{covered: sp.Covered, coveredHash: st.InputHash, items: sp.Items, tokens: sp.Tokens, hash: sp.Hash}
+	p := &prefix{covered: sp.Covered, coveredHash: st.InputHash, items: sp.Items, litTokens: sp.LitTokens, hash: sp.Hash}
 	for _, l := range sp.Lits {
 		p.lits = append(p.lits, []byte(l))
 	}
@@ -95,7 +96,7 @@ func (s *Server) loadPrefix(ctx context.Context, session string, a *api) (*prefi
 func (s *Server) savePrefix(ctx context.Context, session string, a *api, p *prefix, res compactor.Result) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	sp := storedPrefix{API: a.name, Covered: p.covered, Items: p.items, Tokens: p.tokens, Hash: p.hash}
+	sp := storedPrefix{API: a.name, Covered: p.covered, Items: p.items, LitTokens: p.litTokens, Hash: p.hash}
 	for _, l := range p.lits {
 		sp.Lits = append(sp.Lits, string(l))
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -98,11 +99,15 @@ type Server struct {
 
 	envMu sync.Mutex
 	envs  map[string]*modelEnv
+	// counts caches the tokens of list elements, for the bound that
+	// lets most requests through unread.
+	counts *countCache
 }
 
 // New returns a Server configured by cfg.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, metrics: newMetrics(), envs: map[string]*modelEnv{}, store: cfg.Store, models: cfg.Models}
+	s := &Server{cfg: cfg, metrics: newMetrics(), envs: map[string]*modelEnv{}, store: cfg.Store, models: cfg.Models,
+		counts: newCountCache(maxCachedCounts)}
 	if s.models == nil {
 		s.models = tokens.DefaultModels()
 	}
@@ -202,6 +207,8 @@ type modelEnv struct {
 	counter *tokens.Counter
 	cfg     compactor.Config
 	trigger int
+	// salt tells the model's cached counts from another's.
+	salt uint64
 }
 
 // compactor returns a compactor for one compaction, forced or not, with a
@@ -218,6 +225,9 @@ func (e *modelEnv) compactor(force bool) (*compactor.Compactor, error) {
 	}
 	return compactor.New(cfg)
 }
+
+// maxCachedCounts bounds the element counts cached (about 40 bytes each).
+const maxCachedCounts = 1 << 18
 
 // maxEnvs bounds the models whose settings are kept: model names come
 // from clients.
@@ -255,7 +265,7 @@ func (s *Server) env(model string) (*modelEnv, error) {
 	if _, err := compactor.New(cfg); err != nil { // checks the settings once
 		return nil, err
 	}
-	e = &modelEnv{counter: counter, cfg: cfg}
+	e = &modelEnv{counter: counter, cfg: cfg, salt: rand.Uint64()}
 	e.trigger = triggerTokens(cfg)
 	s.envMu.Lock()
 	if len(s.envs) < maxEnvs {
@@ -399,7 +409,7 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", a.name),
 		slog.String("session", o.session), slog.String("model", o.model), slog.Int("status", rw.code()),
 		slog.Int("tokens_before", o.tokensBefore), slog.Int("tokens_after", o.tokensAfter),
-		slog.Bool("estimated", o.estimated), slog.String("compaction", o.method),
+		slog.String("counted", o.counted()), slog.String("compaction", o.method),
 	}
 	if o.prefix != "" {
 		attrs = append(attrs, slog.String("prefix", o.prefix))

@@ -43,7 +43,8 @@ const batchExamples = `  compact batch ~/.claude/projects --out compacted
   already done are skipped, the rest are compacted.
 
 Exit codes: 0 every file compacted, unchanged or skipped as not a transcript;
-1 a file failed (the others are done); 2 bad usage; 130 (SIGINT) or 143
+1 a file failed (the others are done); 2 bad usage, or another batch is
+writing to --out (--wait waits for it instead); 130 (SIGINT) or 143
 (SIGTERM) interrupted, progress saved.
 `
 
@@ -74,6 +75,7 @@ type batchOptions struct {
 	llmConcurrency int
 	quiet          bool
 	fresh          bool
+	wait           bool
 	progressEvery  time.Duration
 }
 
@@ -87,6 +89,7 @@ func batchFlags(e *env, o *batchOptions) *flag.FlagSet {
 	fs.IntVar(&o.llmConcurrency, "llm-concurrency", 0, "most LLM calls at once across workers (default: one per worker)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress and no summary; failures and interruptions are still reported")
 	fs.BoolVar(&o.fresh, "fresh", false, "forget the batch's saved progress and compact every file again")
+	fs.BoolVar(&o.wait, "wait", false, "when another batch is writing to --out, wait for it to end (default: exit 2)")
 	fs.DurationVar(&o.progressEvery, "progress-interval", 10*time.Second, "time between progress lines when stderr is not a terminal")
 	return fs
 }
@@ -108,6 +111,7 @@ func runBatch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer b.unlock()
 	defer b.store.Close()
 	return b.run(ctx)
 }
@@ -186,6 +190,7 @@ type batch struct {
 	// the rest.
 	turnedDown []*fileResult
 
+	unlock     func() // releases --out for the next batch
 	store      checkpoint.Store
 	storeSpec  string
 	ownedStore bool // the default store under --out: the batch may prune it
@@ -240,11 +245,18 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 		}
 	}
 	b.session = batchSession(out)
-	if b.store, err = openStore(ctx, e, b.storeSpec, nil); err != nil {
+	// One batch at a time writes an output directory: a second one would
+	// take the first's temporary files for a killed run's and remove them.
+	if b.unlock, err = lockBatchOutput(ctx, out, o.wait, func(s string) { fmt.Fprintln(e.stderr, s) }); err != nil {
+		return nil, err
+	}
+	if b.store, err = openStore(ctx, e, b.storeSpec, nil, false); err != nil {
+		b.unlock()
 		return nil, err
 	}
 	if err := b.loadProgress(ctx); err != nil {
 		b.store.Close()
+		b.unlock()
 		return nil, err
 	}
 	return b, nil

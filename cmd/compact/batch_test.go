@@ -917,7 +917,7 @@ func TestBatchRedisStore(t *testing.T) {
 			t.Fatalf("run %d: exit %d, totals %+v\n%s", run, code, r.Totals, stderr)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, ".compact")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(out, batchStoreDir)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a local store was created beside the outputs: %v", err)
 	}
 	code, stdout, _ := runCmd(t, "", nil, "checkpoint", "list", "--store", spec)

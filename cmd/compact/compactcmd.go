@@ -13,7 +13,6 @@ import (
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/redact"
-	"github.com/compactkit/compact/tokens"
 )
 
 const compactUsage = "compact [flags] [FILE|-]"
@@ -53,6 +52,7 @@ type compactOptions struct {
 	checkpointStore string
 	session         string
 	checkpointPlain bool
+	redactKept      bool
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
@@ -64,6 +64,7 @@ func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
 	fs.StringVar(&o.session, "session", "", "session `ID` the checkpoint belongs to (required with --checkpoint)")
 	fs.BoolVar(&o.checkpointPlain, "checkpoint-plain", false, "store the checkpoint without redacting secrets (default: redacted)")
+	fs.BoolVar(&o.redactKept, "redact-kept", false, "also mask secrets in the messages kept verbatim (head and tail); bytes change only inside the masks")
 	return fs
 }
 
@@ -109,6 +110,10 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
+	if cerr == nil && o.redactKept {
+		res.Transcript = redactKept(cfg.Redactor, res.Transcript)
+		res.Record.TokensAfter, _, _ = c.NeedsCompaction(res.Transcript)
+	}
 	rep = newCompactReport(in.name, &o, c.Config(), &res, cerr)
 	if cerr == nil && o.session != "" {
 		// The checkpoint comes first: an output on disk whose session state
@@ -118,10 +123,6 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		rep.Checkpoint = id
-	}
-	if !knownModel(c.Config()) {
-		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: the %d-token window is --window's and counts are estimates",
-			o.model, rep.Window)}, rep.Warnings...)
 	}
 	if cerr != nil {
 		// The report says what failed; nothing else is written.
@@ -190,6 +191,24 @@ func (o *compactOptions) check() error {
 	return nil
 }
 
+// redactKept masks the secrets left in t (the head and tail a compaction
+// keeps verbatim, the records and the envelope) so that the bytes written
+// change only inside the masks: a message whose source records were masked
+// as a whole is still written from them, its fingerprint renewed.
+func redactKept(r *redact.Redactor, t compact.Transcript) compact.Transcript {
+	out, found := r.Transcript(t)
+	if len(found) == 0 {
+		return t
+	}
+	for i := range out.Messages {
+		m, was := &out.Messages[i], &t.Messages[i]
+		if was.Unchanged() && len(m.Source.Records) == len(was.Source.Records) {
+			m.Source.Fingerprint = m.Fingerprint()
+		}
+	}
+	return out
+}
+
 // saveCheckpoint stores the compacted transcript and its record as the new
 // latest checkpoint of o.session, redacted unless --checkpoint-plain, and
 // returns the checkpoint's ID.
@@ -197,7 +216,7 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 	var r *redact.Redactor
 	if !o.checkpointPlain {
 		var err error
-		if r, err = redact.New(redact.Config{}); err != nil {
+		if r, err = newRedactor(e); err != nil {
 			return "", err
 		}
 	}
@@ -238,16 +257,6 @@ type compactReport struct {
 	Plan         compactor.Plan     `json:"plan"`
 	// summaryErr is the LLM's failure when the fallback replaced it.
 	summaryErr error
-}
-
-// knownModel reports whether cfg's model table knows its model.
-func knownModel(cfg compactor.Config) bool {
-	models := cfg.Models
-	if models == nil {
-		models = tokens.DefaultModels()
-	}
-	_, ok := models.Lookup(cfg.Model)
-	return ok
 }
 
 func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res *compactor.Result, err error) *compactReport {

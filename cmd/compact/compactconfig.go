@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/llm"
+	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -53,7 +54,20 @@ func (o *compactOptions) config(e *env) (compactor.Config, error) {
 	if cfg.Models, err = modelTable(e, ""); err != nil {
 		return cfg, err
 	}
+	table := cfg.Models
+	if table == nil {
+		table = tokens.DefaultModels()
+	}
+	if _, known := table.Lookup(o.model); !known && o.window == 0 {
+		return cfg, usageErrorf("--model %q: the model table does not know it; give --window N (counts are then estimated) or add the model with COMPACT_MODELS", o.model)
+	}
+	// One redactor for the compaction and the LLM's errors, which masks the
+	// API key wherever it turns up: a provider may echo it.
+	if cfg.Redactor, err = newRedactor(e); err != nil {
+		return cfg, err
+	}
 	lc, configured := o.llmConfig(e)
+	lc.Redactor = cfg.Redactor
 	switch {
 	case cfg.Strategy == compactor.StrategyLLM && !configured:
 		return cfg, usageErrorf("--summarizer llm needs an API key or a base URL (OPENAI_API_KEY, OPENAI_BASE_URL or --base-url)")
@@ -118,4 +132,17 @@ func parseTarget(s string) (tokens int, share float64, err error) {
 		return 0, 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
 	}
 	return n, 0, nil
+}
+
+// newRedactor returns a redactor with the built-in rules that also masks
+// the configured API key as an exact value.
+func newRedactor(e *env) (*redact.Redactor, error) {
+	r, err := redact.New(redact.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if key := e.getenv("OPENAI_API_KEY"); key != "" {
+		r.AddValue(key)
+	}
+	return r, nil
 }

@@ -151,7 +151,7 @@ func (o *serveOptions) config(ctx context.Context, e *env) (serve.Config, error)
 		if err != nil {
 			return cfg, err
 		}
-		if cfg.Store, err = openStore(ctx, e, o.store, red); err != nil {
+		if cfg.Store, err = openStore(ctx, e, o.store, red, false); err != nil {
 			return cfg, err
 		}
 	}

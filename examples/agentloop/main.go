@@ -70,6 +70,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/compactkit/compact/checkpoint"
+	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/llm"
 	"github.com/compactkit/compact/redact"
