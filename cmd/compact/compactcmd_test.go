@@ -237,6 +237,7 @@ func TestCompactCommandUsageErrors(t *testing.T) {
 		{"target", []string{"--target", "half", "-"}, chat(2), "--target"},
 		{"retries", []string{"--retries", "-1", "-"}, chat(2), "--retries"},
 		{"llm without a provider", []string{"--summarizer", "llm", "-"}, chat(2), "API key or a base URL"},
+		{"misspelt model", []string{"--model", "gpt4o", "-"}, chat(2), `--model "gpt4o": the model table does not know it`},
 		{"report to stdout", []string{"--report", "-", "-"}, chat(2), "need a file"},
 		{"two files", []string{"a", "b"}, "", "expected one FILE"},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, "", "no such file"},
