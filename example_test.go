@@ -42,3 +42,17 @@ func ExampleParseHandoff() {
 	fmt.Println(err, back.TaskSnapshot, len(back.CompletedActions), back.RelevantFiles[0])
 	// Output: <nil> Make the retry test pass. 2 retry/backoff.go (edited)
 }
+
+// An agent loop builds its transcript with the message constructors: no
+// parts by hand, and every call paired with its result.
+func ExampleAssistantMessage() {
+	t := compact.Transcript{Messages: []compact.Message{
+		compact.UserMessage("Run the tests."),
+		compact.AssistantMessage("Running them.", compact.ToolCall{ID: "call_1", Name: "bash", Arguments: json.RawMessage(`{"cmd":"go test ./..."}`)}),
+		compact.ToolErrorMessage("call_1", "--- FAIL: TestParse"),
+		compact.AssistantMessage("", compact.ToolCall{ID: "call_2", Name: "bash", Arguments: json.RawMessage(`{"cmd":"go test -run TestParse -v"}`)}),
+		compact.ToolResultMessage("call_2", "ok"),
+	}}
+	fmt.Println(t.Messages[0].IsUserAsk(), len(t.ToolGroups()), len(t.Orphans()), t.Messages[2].Parts[0].IsError)
+	// Output: true 2 0 true
+}

@@ -160,6 +160,21 @@ func IsHandoffText(s string) bool {
 	return strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), HandoffBegin)
 }
 
+// StripHandoffMarkers removes HandoffBegin, HandoffEnd and the preamble
+// from s: what a summarizer may echo of an earlier handoff, which must not
+// reappear inside a new one (handoffs never nest).
+func StripHandoffMarkers(s string) string {
+	// Removing one marker may join the text around it into another
+	// ("<<<compact:<<<compact:handoff>>>handoff>>>"): repeat until none is
+	// left.
+	for strings.Contains(s, HandoffBegin) || strings.Contains(s, HandoffEnd) || strings.Contains(s, HandoffPreamble) {
+		s = strings.ReplaceAll(s, HandoffBegin, "")
+		s = strings.ReplaceAll(s, HandoffEnd, "")
+		s = strings.ReplaceAll(s, HandoffPreamble, "")
+	}
+	return s
+}
+
 // ParseHandoff recovers a Handoff from rendered markdown: Render's output, a
 // handoff message, or an LLM's answer that uses the same headings. Headings
 // are matched by name, ignoring case, the number of '#', bold markers,

@@ -167,3 +167,19 @@ func TestHandoffMessage(t *testing.T) {
 	assert.True(t, (&compact.Handoff{}).IsEmpty())
 	assert.False(t, func() bool { h := sample(); return h.IsEmpty() }())
 }
+
+func TestStripHandoffMarkers(t *testing.T) {
+	for _, s := range []string{
+		compact.HandoffBegin + "x" + compact.HandoffEnd,
+		"<<<compact:" + compact.HandoffBegin + "handoff>>>",
+		"<<<compact:handoff" + compact.HandoffEnd + "-end>>> " + compact.HandoffPreamble,
+	} {
+		got := compact.StripHandoffMarkers(s)
+		if strings.Contains(got, compact.HandoffBegin) || strings.Contains(got, compact.HandoffEnd) || strings.Contains(got, compact.HandoffPreamble) {
+			t.Errorf("compact.StripHandoffMarkers(%q) = %q", s, got)
+		}
+	}
+	if got := compact.StripHandoffMarkers("plain <<<compact: text"); got != "plain <<<compact: text" {
+		t.Errorf("changed text without markers: %q", got)
+	}
+}

@@ -39,6 +39,12 @@ const (
 	PartThinking   PartType = "thinking" // reasoning the model showed (or summarised)
 	PartToolCall   PartType = "tool_call"
 	PartToolResult PartType = "tool_result"
+	// PartOpaque is content only its provider can read: a provider's own
+	// compaction (an OpenAI Responses or Codex compaction item's
+	// encrypted_content, an Anthropic compaction block). Text holds it as
+	// the source has it. It is never shown to a model or a summarizer as
+	// text, and counters estimate its tokens.
+	PartOpaque PartType = "opaque"
 )
 
 // Part is one piece of a message's content. Which fields are set depends on
@@ -61,7 +67,9 @@ type Part struct {
 	//
 	// Failed marks a tool result that failed by the agent's conventions:
 	// IsError, a non-zero exit code in the output's envelope, an error
-	// observation.
+	// observation. It is set on tool-result parts, and on the text parts
+	// of a message that answers by ToolCallIDs or of a harness message
+	// that reports a command's result.
 	Failed bool `json:"failed,omitempty"`
 	// Harness marks a text part that the agent's harness injected
 	// (reminders, caveats, command wrappers, environment context) rather
@@ -74,9 +82,9 @@ type Part struct {
 // instead of guessing from tool names.
 type ToolKind string
 
-// Tool kinds. The zero value means the call was not tagged (built in code,
-// or read by a reader that knows no table for the tool); ToolOther means the
-// reader knows the tool and it is none of the others.
+// Tool kinds. The zero value means the call was not tagged (built in code);
+// ToolOther means the reader tagged it and it is none of the others, or a
+// tool its tables do not know.
 const (
 	ToolShell  ToolKind = "shell"  // runs a command
 	ToolRead   ToolKind = "read"   // reads a file
@@ -242,6 +250,24 @@ func (m Message) IsUserAsk() bool {
 		strings.TrimSpace(m.Text()) != ""
 }
 
+// IsSummary reports whether the message summarises earlier turns: marked
+// Summary by its reader, or a user message whose text is a compact handoff
+// (a format with no place for the mark may lose it).
+func (m Message) IsSummary() bool {
+	if m.Summary {
+		return true
+	}
+	if m.Role != RoleUser {
+		return false
+	}
+	for _, p := range m.Parts {
+		if p.Type == PartText {
+			return IsHandoffText(p.Text)
+		}
+	}
+	return false
+}
+
 // Fingerprint returns a hash of the message's content: role, name, parts,
 // answered call ids and flags, but not its ID or Source. Two messages with the
 // same fingerprint say the same thing.
@@ -301,4 +327,38 @@ func (m Message) writeContent(h hash.Hash) {
 			str(string(p.ToolCall.Arguments))
 		}
 	}
+}
+
+// UserMessage returns a user message holding text: an ask, as an agent
+// loop appends it.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Parts: []Part{{Type: PartText, Text: text}}}
+}
+
+// AssistantMessage returns an assistant message holding text (none when
+// empty) followed by the tool calls it makes, in order.
+func AssistantMessage(text string, calls ...ToolCall) Message {
+	m := Message{Role: RoleAssistant}
+	if text != "" {
+		m.Parts = append(m.Parts, Part{Type: PartText, Text: text})
+	}
+	for i := range calls {
+		c := calls[i]
+		m.Parts = append(m.Parts, Part{Type: PartToolCall, ToolCall: &c})
+	}
+	return m
+}
+
+// ToolResultMessage returns the tool message answering the call callID
+// with output, in the shape every writer maps onto its format.
+func ToolResultMessage(callID, output string) Message {
+	return Message{Role: RoleTool, ToolCallIDs: []string{callID}, Parts: []Part{{Type: PartText, Text: output}}}
+}
+
+// ToolErrorMessage is ToolResultMessage for a call that failed: its output
+// is marked IsError (and Failed).
+func ToolErrorMessage(callID, output string) Message {
+	m := ToolResultMessage(callID, output)
+	m.Parts[0].IsError, m.Parts[0].Failed = true, true
+	return m
 }

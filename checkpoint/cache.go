@@ -3,9 +3,15 @@ package checkpoint
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 )
+
+// ErrResultNotJSON: the fn given to Cache.Do returned a result that is not
+// JSON. Its effect took place all the same, so the call is recorded as done
+// (its bytes kept as a JSON string) and never runs again.
+var ErrResultNotJSON = errors.New("tool result is not JSON")
 
 // Cache runs tool calls at most once per idempotency key (see Key) and
 // remembers their results, so a resumed run reuses what an earlier run did
@@ -42,8 +48,12 @@ func NewCache(results map[string]json.RawMessage) *Cache {
 }
 
 // Do returns the result stored for key, or runs fn, stores its result and
-// returns it. A failed fn stores nothing, so the call runs again next time.
-// The result must be valid JSON.
+// returns it. A failed fn (one that returns an error) stores nothing, so the
+// call runs again next time: fn must return an error only when its effect
+// did not take place. A result that is not valid JSON is stored as a JSON
+// string holding its bytes, so the call is not repeated, and Do returns
+// that string with an error wrapping ErrResultNotJSON; later calls return
+// the string without error.
 func (c *Cache) Do(ctx context.Context, key string, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	if key == "" {
 		return nil, fmt.Errorf("cache: empty idempotency key")
@@ -77,8 +87,10 @@ func (c *Cache) Do(ctx context.Context, key string, fn func(context.Context) (js
 	c.mu.Unlock()
 
 	call.result, call.err = fn(ctx)
+	var notJSON error
 	if call.err == nil && !json.Valid(call.result) {
-		call.err = fmt.Errorf("cache: result of %s is not valid JSON", key)
+		call.result, _ = json.Marshal(string(call.result)) // a string always encodes
+		notJSON = fmt.Errorf("cache: result of %s: %w; kept as a JSON string, so the call is not repeated", key, ErrResultNotJSON)
 	}
 	c.mu.Lock()
 	delete(c.inflight, key)
@@ -95,10 +107,10 @@ func (c *Cache) Do(ctx context.Context, key string, fn func(context.Context) (js
 	}
 	if c.Persist != nil {
 		if err := c.Persist(ctx, key, call.result); err != nil {
-			return call.result, fmt.Errorf("cache: persist %s: %w", key, err)
+			return call.result, errors.Join(fmt.Errorf("cache: persist %s: %w", key, err), notJSON)
 		}
 	}
-	return call.result, nil
+	return call.result, notJSON
 }
 
 // Results returns a copy of every stored result, to put in a checkpoint's

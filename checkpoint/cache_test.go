@@ -47,12 +47,43 @@ func TestCacheFailureIsNotStored(t *testing.T) {
 	if _, err := c.Do(ctx, "k", func(context.Context) (json.RawMessage, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
-	if _, err := c.Do(ctx, "k", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`not json`), nil }); err == nil {
-		t.Fatal("invalid JSON result stored")
-	}
 	r, err := c.Do(ctx, "k", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
 	if err != nil || string(r) != "1" || len(c.Results()) != 1 {
 		t.Fatalf("after failures: %s %v %v", r, err, c.Results())
+	}
+}
+
+// An fn that performs its effect and returns bytes that are not JSON: the
+// call is recorded (persisted) as done and never runs again (issue 18.5:
+// before, the result was dropped and the effect ran again on the retry).
+func TestCacheResultNotJSON(t *testing.T) {
+	ctx := context.Background()
+	var persisted map[string]json.RawMessage
+	c := checkpoint.NewCache(nil)
+	c.Persist = func(_ context.Context, key string, v json.RawMessage) error {
+		persisted = map[string]json.RawMessage{key: v}
+		return nil
+	}
+	effects := 0
+	pay := func(context.Context) (json.RawMessage, error) {
+		effects++
+		return json.RawMessage(`receipt 7 (not json)`), nil
+	}
+	r, err := c.Do(ctx, "pay:1", pay)
+	if !errors.Is(err, checkpoint.ErrResultNotJSON) || string(r) != `"receipt 7 (not json)"` {
+		t.Fatalf("first call: %s %v", r, err)
+	}
+	if string(persisted["pay:1"]) != string(r) {
+		t.Fatalf("persisted %s", persisted)
+	}
+	r2, err := c.Do(ctx, "pay:1", pay)
+	if err != nil || string(r2) != string(r) || effects != 1 {
+		t.Fatalf("retry: %s %v, %d effects", r2, err, effects)
+	}
+	// A resumed run (a new cache from the checkpoint) does not repeat it.
+	again := checkpoint.NewCache(persisted)
+	if _, err := again.Do(ctx, "pay:1", pay); err != nil || effects != 1 {
+		t.Fatalf("resumed: %v, %d effects", err, effects)
 	}
 }
 

@@ -28,13 +28,13 @@ import (
 // need no decryption; the task, steps, transcript and everything else are in
 // the payload.
 const (
-	formatName     = "compact-checkpoint"
-	formatVersion  = 1
-	codecPlain     = "plain"
-	codecAESGCM    = "aes-gcm"
-	kindCheckpoint = "checkpoint"
-	kindHead       = "head"
-	maxHeader      = 64 << 10
+	formatName         = "compact-checkpoint"
+	formatVersion      = 1
+	codecPlain         = "plain"
+	codecAESGCM        = "aes-gcm"
+	kindCheckpointFile = "checkpoint"
+	kindHeadFile       = "head"
+	maxHeader          = 64 << 10
 )
 
 type header struct {
@@ -52,6 +52,8 @@ type header struct {
 type codec struct {
 	aead  cipher.AEAD
 	keyID string
+	// addrKey keys element addresses when the store encrypts.
+	addrKey []byte
 }
 
 func newCodec(key []byte) (codec, error) {
@@ -66,7 +68,8 @@ func newCodec(key []byte) (codec, error) {
 	if err != nil {
 		return codec{}, fmt.Errorf("checkpoint key: %w", err)
 	}
-	return codec{aead: aead, keyID: KeyID(key)}, nil
+	ak := sha256.Sum256(append([]byte("compact-checkpoint-address-key\x00"), key...))
+	return codec{aead: aead, keyID: KeyID(key), addrKey: ak[:]}, nil
 }
 
 func (c codec) name() string {
@@ -187,7 +190,7 @@ func (c codec) encode(cp *Checkpoint) ([]byte, error) {
 	}
 	sum := sha256.Sum256(body)
 	cp.Hash = hex.EncodeToString(sum[:])
-	return c.sealSum(kindCheckpoint, metaOf(cp), body, sum[:]), nil
+	return c.sealSum(kindCheckpointFile, metaOf(cp), body, sum[:]), nil
 }
 
 func metaOf(cp *Checkpoint) Meta {
@@ -198,7 +201,7 @@ func metaOf(cp *Checkpoint) Meta {
 // decode opens a stored checkpoint and checks that its body is the one its
 // header describes.
 func (c codec) decode(blob []byte) (*Checkpoint, Meta, error) {
-	h, body, err := c.open(blob, kindCheckpoint)
+	h, body, err := c.open(blob, kindCheckpointFile)
 	if err != nil {
 		return nil, h.Meta, err
 	}

@@ -9,8 +9,3 @@ import (
 func TestFileStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Backend { return newFileBackend(t) })
 }
-
-func TestRedisStoreConformance(t *testing.T) {
-	srv := startRedis(t)
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return newRedisBackend(t, srv) })
-}

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -137,13 +136,11 @@ func TestFileStoreSurvivesSIGKILL(t *testing.T) {
 			f := strings.Fields(reported[n-1])
 			seen, _ = strconv.ParseInt(f[1], 10, 64)
 		}
-		if tmps, _ := filepath.Glob(filepath.Join(dir, "crash", ".tmp-*")); len(tmps) > 0 {
-			midWrite++ // killed between creating a temporary file and its rename
-			for _, tmp := range tmps {
-				os.Remove(tmp) // so the next kill is counted afresh
-			}
+		if committed, size, err := checkpoint.LogTail(dir, "crash"); err != nil {
+			t.Fatalf("after kill %d: %v", kills, err)
+		} else if size > committed {
+			midWrite++ // killed in the middle of a batch: a torn tail
 		}
-
 		s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -184,41 +181,21 @@ func TestFileStoreSurvivesSIGKILL(t *testing.T) {
 	if err != nil || len(corrupt) > 0 || len(events) == 0 {
 		t.Fatalf("event log after the crashes: %d events, corrupt %+v, %v", len(events), corrupt, err)
 	}
-	t.Logf("%d kills during %d saves; latest seq %d; %d kills landed between a temporary file's creation and its rename; %d checkpoints verified; prune removed %d uncommitted files",
+	t.Logf("%d kills during %d saves; latest seq %d; %d kills left a torn batch at the log's end; %d checkpoints verified; prune removed %d",
 		kills, saves, lastSeq, midWrite, n, res.Checkpoints)
 }
 
-// raceWriter commits 40 checkpoints on session "race" of the store spec
-// names (a directory or a redis:// URL), reloading on every conflict,
-// printing each commit and counting conflicts.
-func raceWriter(spec string) int {
-	ctx := context.Background()
-	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
+// raceWriter commits 40 checkpoints on session "race" of the store in dir.
+func raceWriter(dir string) int {
+	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	conflicts := 0
-	for n := 0; n < 40; {
-		c, err := s.Latest(ctx, "race")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "latest:", err)
-			return 1
-		}
-		c.Task = fmt.Sprintf("pid %d commit %d", os.Getpid(), n)
-		err = s.Save(ctx, c, c.ID)
-		if errors.Is(err, checkpoint.ErrConflict) {
-			conflicts++
-			continue
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "save:", err)
-			return 1
-		}
-		fmt.Printf("ok %s %s\n", c.ID, c.Task)
-		n++
+	if err := storetest.RaceWriter(context.Background(), s, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	fmt.Printf("conflicts %d\n", conflicts)
 	return 0
 }
 
@@ -311,82 +288,5 @@ func TestFileStoreTwoProcessesOneWins(t *testing.T) {
 func TestFileStoreTwoProcessesLoseNothing(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := checkpoint.NewFileStore(dir, checkpoint.Options{})
-	twoProcessesLoseNothing(t, s, dir)
-}
-
-func TestRedisStoreTwoProcessesLoseNothing(t *testing.T) {
-	srv := startRedis(t)
-	spec := "redis://" + srv.Addr() + "/1"
-	s, err := checkpoint.Open(context.Background(), spec, checkpoint.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	twoProcessesLoseNothing(t, s, spec)
-}
-
-func twoProcessesLoseNothing(t *testing.T, s checkpoint.Store, spec string) {
-	dir := spec
-	c := storetest.Sample("race", 0)
-	if err := s.Save(context.Background(), c, ""); err != nil {
-		t.Fatal(err)
-	}
-	type result struct {
-		commits   map[string]string
-		conflicts int
-		err       error
-	}
-	results := make(chan result, 2)
-	for range 2 {
-		cmd := writer(t, "race", dir)
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			r := result{commits: map[string]string{}}
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				f := strings.SplitN(sc.Text(), " ", 3)
-				switch f[0] {
-				case "ok":
-					r.commits[f[1]] = f[2]
-				case "conflicts":
-					r.conflicts, _ = strconv.Atoi(f[1])
-				}
-			}
-			r.err = cmd.Wait()
-			results <- r
-		}()
-	}
-	all := map[string]string{}
-	conflicts := 0
-	for range 2 {
-		r := <-results
-		if r.err != nil {
-			t.Fatalf("writer failed: %v", r.err)
-		}
-		for id, task := range r.commits {
-			all[id] = task
-		}
-		conflicts += r.conflicts
-	}
-	h, err := s.History(context.Background(), "race")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) != 80 || len(h) != 81 {
-		t.Fatalf("%d commits reported, history of %d; want 80 and 81", len(all), len(h))
-	}
-	for _, m := range h[:80] {
-		task, ok := all[m.ID]
-		if !ok {
-			t.Fatalf("history holds %s, which no writer committed", m.ID)
-		}
-		got, err := s.Load(context.Background(), "race", m.ID)
-		if err != nil || got.Task != task {
-			t.Fatalf("%s: %v %q vs %q", m.ID, err, got.Task, task)
-		}
-	}
-	t.Logf("2 processes, 80 commits, %d conflicts", conflicts)
+	storetest.TwoProcessesLoseNothing(t, s, func() *exec.Cmd { return writer(t, "race", dir) })
 }

@@ -1,61 +1,53 @@
 package checkpoint
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
-	"sync"
-	"time"
+	"strconv"
+	"syscall"
 )
 
 // FileStore keeps checkpoints in a directory, one subdirectory per session:
 //
-//	DIR/SESSION/00000007-3fa9c1d2e4b5.ckpt   one file per checkpoint
-//	DIR/SESSION/HEAD                         the latest checkpoint's ID and hash
-//	DIR/SESSION/events.jsonl                 the event log
-//	DIR/SESSION/lock                         flock'd by every writer
+//	DIR/SESSION/log            the session's log: elements and records, appended
+//	DIR/SESSION/lock           flock'd by writers (exclusive) and readers (shared)
+//	DIR/SESSION/events.jsonl   the event log
 //
-// Every file is written to a temporary name, synced, renamed into place and
-// its directory synced, so a crash at any instant leaves the previous state
-// or the new one, never a mix. The checkpoint file is durable before the
-// head names it. Writers of a session take its lock file, so processes
-// sharing the directory cannot interleave. Files are created 0600 and
+// A save appends one batch to the log (the elements it introduces, then
+// its record) in one write and makes it durable with one fdatasync, under
+// the session's lock, so processes sharing the directory never interleave.
+// A batch is committed once whole on disk: a crash in the middle leaves a
+// torn tail that readers ignore and the next writer cuts off, so the last
+// committed checkpoint always loads. Readers take the shared lock while they
+// read, so they never see a batch before it is durable. Prune rewrites a
+// log to a new file renamed into place. Files are created 0600 and
 // directories 0700.
+//
+// Sessions written before logs (a file per checkpoint and a HEAD) load as
+// they are; their next save starts the log.
 type FileStore struct {
-	dir   string
-	opts  Options
-	codec codec
+	*LogStore
+	dir string
 }
 
-var _ Store = (*FileStore)(nil)
-
 const (
-	headFile   = "HEAD"
+	logName    = "log"
 	lockName   = "lock"
 	eventsFile = "events.jsonl"
-	ckptExt    = ".ckpt"
-	tmpPrefix  = ".tmp-"
-	trashName  = ".deleted-"
 )
 
 // NewFileStore opens the store in dir. A missing directory is created
 // (mode 0700) by the first save, so reading a store that does not exist yet
 // leaves no trace.
 func NewFileStore(dir string, opts Options) (*FileStore, error) {
-	cd, err := newCodec(opts.Key)
-	if err != nil {
-		return nil, err
-	}
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -64,19 +56,16 @@ func NewFileStore(dir string, opts Options) (*FileStore, error) {
 	case !st.IsDir():
 		return nil, fmt.Errorf("%w: checkpoint store %s is not a directory", ErrInvalid, dir)
 	}
-	return &FileStore{dir: dir, opts: opts, codec: cd}, nil
-}
-
-// readStoreDir lists the store's directory; a store never saved to is empty.
-func (s *FileStore) readStoreDir() ([]os.DirEntry, error) {
-	entries, err := os.ReadDir(s.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ls, err := NewLogStore(&fileLog{dir: dir}, opts)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+		return nil, err
 	}
-	return entries, nil
+	s := &FileStore{LogStore: ls, dir: dir}
+	ls.legacy = &legacyFiles{dir: dir, codec: ls.codec}
+	if !opts.DisableEventLog {
+		ls.events = s.logEvents
+	}
+	return s, nil
 }
 
 // Dir returns the store's directory.
@@ -87,8 +76,29 @@ func (s *FileStore) EventLogPath(session string) string {
 	return filepath.Join(s.dir, session, eventsFile)
 }
 
-// Close does nothing: a FileStore holds no open files between calls.
-func (s *FileStore) Close() error { return nil }
+// logEvents appends a committed save's events to the session's event log.
+// The log is a convenience for watching a session (tail -f): it is written
+// after the save is durable and not synced itself, so a crash can lose its
+// last lines but never names a checkpoint that was not committed.
+func (s *FileStore) logEvents(session string, events []Event) {
+	f, err := os.OpenFile(s.EventLogPath(session), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if trimTornTail(f) != nil {
+		return
+	}
+	var b []byte
+	for _, e := range events {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return
+		}
+		b = append(append(b, line...), '\n')
+	}
+	f.Write(b)
+}
 
 func checkSession(session string) error {
 	if !ValidSessionID(session) {
@@ -97,106 +107,266 @@ func checkSession(session string) error {
 	return nil
 }
 
-// Save implements Store.
-func (s *FileStore) Save(ctx context.Context, c *Checkpoint, parent string) error {
-	if err := c.validate(s.opts.Redactor != nil); err != nil {
-		return err
+// fileLog is the LogBackend of a FileStore. A log file is a sequence of
+// frames, each [0xC7, flags, length (4 bytes, little-endian)] and the
+// frame; flags bit 0 marks the last frame of a batch. A position's Gen is
+// the file's inode number, N a byte offset.
+type fileLog struct{ dir string }
+
+const (
+	frameMagic  = 0xC7
+	frameHeader = 6
+	flagLast    = 1
+)
+
+func (l *fileLog) path(session string) string { return filepath.Join(l.dir, session, logName) }
+
+func gen(st os.FileInfo) string {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return strconv.FormatUint(s.Ino, 10)
 	}
-	dir := filepath.Join(s.dir, c.Session)
-	unlock, err := s.lockSession(ctx, c.Session, true)
+	return st.ModTime().String()
+}
+
+// scan splits data (the log from offset off on) into committed frames.
+// It stops at a torn tail (a batch that does not end within data) and
+// returns the offset after the last whole batch; damage (a bad frame
+// header where a whole one should be) is an ErrCorrupt naming the offset.
+func scan(data []byte, off int64) (frames [][]byte, end int64, err error) {
+	end = off
+	var pending [][]byte
+	p := 0
+	for p < len(data) {
+		if len(data)-p < frameHeader {
+			break // torn
+		}
+		if data[p] != frameMagic || data[p+1]&^flagLast != 0 {
+			return frames, end, fmt.Errorf("%w: log damaged at byte %d: no frame starts there", ErrCorrupt, off+int64(p))
+		}
+		n := int(binary.LittleEndian.Uint32(data[p+2:]))
+		if n > len(data)-p-frameHeader {
+			break // torn
+		}
+		pending = append(pending, data[p+frameHeader:p+frameHeader+n:p+frameHeader+n])
+		last := data[p+1]&flagLast != 0
+		p += frameHeader + n
+		if last {
+			frames = append(frames, pending...)
+			pending = nil
+			end = off + int64(p)
+		}
+	}
+	return frames, end, nil
+}
+
+// ReadLog implements LogBackend, under the session's shared lock.
+func (l *fileLog) ReadLog(ctx context.Context, session string, from LogPos) ([][]byte, LogPos, error) {
+	f, err := os.Open(l.path(session))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, LogPos{}, fmt.Errorf("%w: session %s", ErrNotFound, session)
+	}
+	if err != nil {
+		return nil, from, fmt.Errorf("session %s: %w", session, err)
+	}
+	defer f.Close()
+	unlock, err := lockShared(ctx, filepath.Join(l.dir, session, lockName))
+	if err != nil {
+		return nil, from, fmt.Errorf("session %s: %w", session, err)
+	}
+	defer unlock()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, from, err
+	}
+	pos := LogPos{Gen: gen(st)}
+	if from.Gen == pos.Gen {
+		pos.N = from.N
+	}
+	if st.Size() <= pos.N {
+		return nil, pos, nil
+	}
+	data := make([]byte, st.Size()-pos.N)
+	if _, err := f.ReadAt(data, pos.N); err != nil {
+		return nil, from, fmt.Errorf("session %s: read log: %w", session, err)
+	}
+	frames, end, err := scan(data, pos.N)
+	return frames, LogPos{Gen: pos.Gen, N: end}, err
+}
+
+// AppendLog implements LogBackend: one write and one fdatasync under the
+// session's exclusive lock.
+func (l *fileLog) AppendLog(ctx context.Context, session string, at LogPos, frames [][]byte) (LogPos, error) {
+	unlock, err := l.lock(ctx, session, true)
+	if err != nil {
+		return at, err
+	}
+	defer unlock()
+	path := l.path(session)
+	_, serr := os.Stat(path)
+	created := errors.Is(serr, fs.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return at, err
+	}
+	defer f.Close()
+	end, err := l.committedEnd(f, at)
+	if err != nil {
+		return at, err
+	}
+	buf := encodeBatch(frames)
+	if _, err := f.WriteAt(buf, end.N); err != nil {
+		f.Truncate(end.N)
+		return at, fmt.Errorf("write log: %w", err)
+	}
+	if err := syncData(f); err != nil {
+		return at, fmt.Errorf("sync log: %w", err)
+	}
+	if created {
+		if err := syncDir(filepath.Join(l.dir, session)); err != nil {
+			return at, err
+		}
+	}
+	end.N += int64(len(buf))
+	return end, nil
+}
+
+// committedEnd checks that the log f ends at at (after any torn tail,
+// which it cuts off) and returns its position.
+func (l *fileLog) committedEnd(f *os.File, at LogPos) (LogPos, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return at, err
+	}
+	pos := LogPos{Gen: gen(st)}
+	if at.Gen == pos.Gen {
+		pos.N = at.N
+	} else if at.Gen != "" || at.N != 0 {
+		return at, ErrConflict
+	}
+	if st.Size() < pos.N {
+		return at, ErrConflict
+	}
+	if st.Size() > pos.N {
+		data := make([]byte, st.Size()-pos.N)
+		if _, err := f.ReadAt(data, pos.N); err != nil {
+			return at, err
+		}
+		frames, end, err := scan(data, pos.N)
+		if err != nil {
+			return at, err
+		}
+		if len(frames) > 0 {
+			return at, ErrConflict // another writer committed meanwhile
+		}
+		// A batch a crashed writer left unfinished: never committed.
+		if err := f.Truncate(end); err != nil {
+			return at, err
+		}
+	}
+	return pos, nil
+}
+
+func encodeBatch(frames [][]byte) []byte {
+	n := 0
+	for _, f := range frames {
+		n += frameHeader + len(f)
+	}
+	buf := make([]byte, 0, n)
+	for i, f := range frames {
+		var flags byte
+		if i == len(frames)-1 {
+			flags = flagLast
+		}
+		buf = append(buf, frameMagic, flags)
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(f)))
+		buf = append(buf, f...)
+	}
+	return buf
+}
+
+// RewriteLog implements LogBackend: a new file, synced and renamed over
+// the log.
+func (l *fileLog) RewriteLog(ctx context.Context, session string, at LogPos, frames [][]byte) (LogPos, error) {
+	unlock, err := l.lock(ctx, session, false)
+	if err != nil {
+		return at, err
+	}
+	defer unlock()
+	f, err := os.OpenFile(l.path(session), os.O_RDWR, 0o600)
+	if err != nil {
+		return at, err
+	}
+	_, err = l.committedEnd(f, at)
+	f.Close()
+	if err != nil && !errors.Is(err, ErrCorrupt) { // damage is what a rewrite replaces
+		return at, err
+	}
+	dir := filepath.Join(l.dir, session)
+	tmp, err := writeTemp(dir, logName, encodeBatch(frames))
+	if err != nil {
+		return at, err
+	}
+	if err := commitTemp(dir, tmp, logName); err != nil {
+		os.Remove(tmp)
+		return at, err
+	}
+	st, err := os.Stat(l.path(session))
+	if err != nil {
+		return at, err
+	}
+	return LogPos{Gen: gen(st), N: st.Size()}, nil
+}
+
+// Sessions implements LogBackend.
+func (l *fileLog) Sessions(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(l.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && ValidSessionID(e.Name()) {
+			if _, err := os.Stat(l.path(e.Name())); err == nil {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	return out, nil
+}
+
+// DeleteLog implements LogBackend: the session's directory goes, with any
+// files from before logs.
+func (l *fileLog) DeleteLog(ctx context.Context, session string) error {
+	unlock, err := l.lock(ctx, session, false)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	defer unlock()
-
-	prev, err := s.readHead(c.Session)
-	var ps parentState
-	switch {
-	case errors.Is(err, ErrNotFound):
-	case err != nil:
-		return err
-	default:
-		ps = parentState{exists: true, id: prev.Info.Latest, seq: prev.Info.Seq, createdAt: prev.Info.CreatedAt}
-	}
-	d, blob, err := prepare(&s.opts, s.codec, c, parent, ps)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	hb, err := json.Marshal(newHeadRecord(d))
-	if err != nil {
-		return fmt.Errorf("save session %s: head: %w", c.Session, err)
-	}
-	var events []Event
-	if !s.opts.DisableEventLog {
-		var p *headRecord
-		if ps.exists {
-			p = &prev
-		}
-		events = transitions(p, d)
-	}
-	// Three writes that do not depend on each other run at once, so their
-	// fsyncs overlap: the checkpoint file (synced, renamed into place, its
-	// directory synced), the event log lines (synced), and the new head in
-	// its temporary file (synced). Only when all three are durable does the
-	// head's rename commit the save. A crash before that leaves the old
-	// head, naming the old checkpoint; events logged ahead of it name a
-	// checkpoint the history does not reach.
-	var wg sync.WaitGroup
-	var ckptErr, eventErr, headErr error
-	var headTmp string
-	wg.Add(3)
-	go func() { defer wg.Done(); ckptErr = writeAtomic(dir, d.ID+ckptExt, blob) }()
-	go func() { defer wg.Done(); eventErr = s.logEvents(c.Session, events) }()
-	go func() {
-		defer wg.Done()
-		headTmp, headErr = writeTemp(dir, headFile, s.codec.seal(kindHead, metaOf(d), hb))
-	}()
-	wg.Wait()
-	if err := errors.Join(ckptErr, eventErr, headErr); err != nil {
-		if headTmp != "" {
-			os.Remove(headTmp)
-		}
-		return fmt.Errorf("save session %s: %w", c.Session, err)
-	}
-	if err := commitTemp(dir, headTmp, headFile); err != nil {
-		os.Remove(headTmp)
-		return fmt.Errorf("save session %s: %w", c.Session, err)
-	}
-	commit(c, d)
-	return nil
+	return l.removeSession(session)
 }
 
-func (s *FileStore) logEvents(session string, events []Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	l, err := OpenEventLog(s.EventLogPath(session))
-	if err != nil {
-		return err
-	}
-	if err := l.Append(events...); err != nil {
-		l.Close()
-		return err
-	}
-	return l.Close()
-}
+// Close does nothing: a FileStore holds no open files between calls.
+func (l *fileLog) Close() error { return nil }
 
-// lockSession takes the session's lock, creating the session directory
+// lock takes the session's exclusive lock, creating the session directory
 // first when create is set; without create, a missing session is
 // ErrNotFound.
-func (s *FileStore) lockSession(ctx context.Context, session string, create bool) (func(), error) {
-	dir := filepath.Join(s.dir, session)
+func (l *fileLog) lock(ctx context.Context, session string, create bool) (func(), error) {
+	dir := filepath.Join(l.dir, session)
 	if create {
-		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		if err := os.MkdirAll(l.dir, 0o700); err != nil {
 			return nil, fmt.Errorf("checkpoint store: %w", err)
 		}
 	}
 	for {
 		if create {
-			if err := mkdirDurable(s.dir, dir); err != nil {
+			if err := mkdirDurable(l.dir, dir); err != nil {
 				return nil, fmt.Errorf("session %s: %w", session, err)
 			}
 		}
@@ -216,6 +386,24 @@ func (s *FileStore) lockSession(ctx context.Context, session string, create bool
 			return nil, fmt.Errorf("%w: session %s", ErrNotFound, session)
 		}
 	}
+}
+
+// removeSession moves the session directory away in one rename, so that
+// readers see all of it or none, then removes it. The caller holds the lock.
+func (l *fileLog) removeSession(session string) error {
+	var rb [6]byte
+	rand.Read(rb[:])
+	trash := filepath.Join(l.dir, trashName+session+"-"+hex.EncodeToString(rb[:]))
+	if err := os.Rename(filepath.Join(l.dir, session), trash); err != nil {
+		return fmt.Errorf("delete session %s: %w", session, err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		return fmt.Errorf("delete session %s: %w", session, err)
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		return fmt.Errorf("delete session %s: %w", session, err)
+	}
+	return nil
 }
 
 // mkdirDurable creates dir (one level below parent) and syncs parent so
@@ -292,327 +480,4 @@ func commitTemp(dir, tmp, name string) error {
 		return fmt.Errorf("rename %s: %w", name, err)
 	}
 	return syncDir(dir)
-}
-
-// readHead reads the session's head pointer.
-func (s *FileStore) readHead(session string) (headRecord, error) {
-	var h headRecord
-	blob, err := os.ReadFile(filepath.Join(s.dir, session, headFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return h, fmt.Errorf("%w: session %s", ErrNotFound, session)
-	}
-	if err != nil {
-		return h, fmt.Errorf("session %s: %w", session, err)
-	}
-	hdr, payload, err := s.codec.open(blob, kindHead)
-	if err != nil {
-		return h, fmt.Errorf("session %s: head: %w", session, err)
-	}
-	if err := json.Unmarshal(payload, &h); err != nil {
-		return h, fmt.Errorf("session %s: head: %w: %v", session, ErrCorrupt, err)
-	}
-	if h.Info.Latest != hdr.Meta.ID || h.Info.Session != session {
-		return h, fmt.Errorf("session %s: head: %w: names %s/%s", session, ErrCorrupt, h.Info.Session, h.Info.Latest)
-	}
-	return h, nil
-}
-
-// headMeta returns the latest checkpoint's meta as the head records it.
-func (s *FileStore) headMeta(session string) (Meta, error) {
-	blob, err := os.ReadFile(filepath.Join(s.dir, session, headFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Meta{}, fmt.Errorf("%w: session %s", ErrNotFound, session)
-	}
-	if err != nil {
-		return Meta{}, fmt.Errorf("session %s: %w", session, err)
-	}
-	// The head's own payload is verified, and may be encrypted; the meta
-	// in its header is covered by its hash as well.
-	hdr, _, err := s.codec.open(blob, kindHead)
-	if err != nil && !errors.Is(err, ErrKeyRequired) && !errors.Is(err, ErrWrongKey) {
-		return Meta{}, fmt.Errorf("session %s: head: %w", session, err)
-	}
-	if hdr.Meta.Session != session || !ValidSessionID(hdr.Meta.ID) {
-		return Meta{}, fmt.Errorf("session %s: head: %w: names %s/%s", session, ErrCorrupt, hdr.Meta.Session, hdr.Meta.ID)
-	}
-	return hdr.Meta, nil
-}
-
-// Latest implements Store. The checkpoint must match the hash its head
-// recorded.
-func (s *FileStore) Latest(ctx context.Context, session string) (*Checkpoint, error) {
-	if err := checkSession(session); err != nil {
-		return nil, err
-	}
-	m, err := s.headMeta(session)
-	if err != nil {
-		return nil, err
-	}
-	return loadHeadCheckpoint(ctx, s, session, m)
-}
-
-// Load implements Store.
-func (s *FileStore) Load(ctx context.Context, session, id string) (*Checkpoint, error) {
-	if err := checkIDs(session, id); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	blob, err := os.ReadFile(filepath.Join(s.dir, session, id+ckptExt))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: session %s, checkpoint %s", ErrNotFound, session, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("session %s: checkpoint %s: %w", session, id, err)
-	}
-	c, _, err := s.codec.decode(blob)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: checkpoint %s: %w", session, id, err)
-	}
-	if c.ID != id || c.Session != session {
-		return nil, fmt.Errorf("session %s: checkpoint %s: %w: file holds %s/%s", session, id, ErrCorrupt, c.Session, c.ID)
-	}
-	return c, nil
-}
-
-// readMeta reads only the header of a checkpoint file.
-func (s *FileStore) readMeta(session, id string) (Meta, error) {
-	path := filepath.Join(s.dir, session, id+ckptExt)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Meta{}, fmt.Errorf("%w: session %s, checkpoint %s", ErrNotFound, session, id)
-	}
-	if err != nil {
-		return Meta{}, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Meta{}, err
-	}
-	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
-	if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
-		return Meta{}, err
-	}
-	if len(line) == 0 || line[len(line)-1] != '\n' {
-		return Meta{}, fmt.Errorf("session %s: checkpoint %s: %w: no header line", session, id, ErrCorrupt)
-	}
-	h, _, err := readHeader(line)
-	if err != nil {
-		return Meta{}, fmt.Errorf("session %s: checkpoint %s: %w", session, id, err)
-	}
-	if h.Meta.ID != id || h.Meta.Session != session {
-		return Meta{}, fmt.Errorf("session %s: checkpoint %s: %w: header names %s/%s", session, id, ErrCorrupt, h.Meta.Session, h.Meta.ID)
-	}
-	h.Meta.Size = int(st.Size())
-	return h.Meta, nil
-}
-
-// History implements Store.
-func (s *FileStore) History(ctx context.Context, session string) ([]Meta, error) {
-	if err := checkSession(session); err != nil {
-		return nil, err
-	}
-	head, err := s.headMeta(session)
-	if err != nil {
-		return nil, err
-	}
-	var out []Meta
-	for id := head.ID; id != ""; {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		m, err := s.readMeta(session, id)
-		if errors.Is(err, ErrNotFound) {
-			if len(out) == 0 {
-				return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, id)
-			}
-			break // pruned
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, m)
-		id = m.ParentID
-	}
-	return out, nil
-}
-
-// List implements Store.
-func (s *FileStore) List(ctx context.Context, f Filter) ([]SessionInfo, error) {
-	entries, err := s.readStoreDir()
-	if err != nil {
-		return nil, err
-	}
-	now := s.opts.now()
-	var out []SessionInfo
-	var errs []error
-	for _, e := range entries {
-		if !e.IsDir() || !ValidSessionID(e.Name()) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		h, err := s.readHead(e.Name())
-		if errors.Is(err, ErrNotFound) {
-			continue // created, first save not committed
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if f.match(&h.Info, now) {
-			out = append(out, h.Info)
-		}
-	}
-	sortInfos(out)
-	return out, errors.Join(errs...)
-}
-
-func sortInfos(in []SessionInfo) {
-	sort.SliceStable(in, func(i, j int) bool {
-		if !in[i].UpdatedAt.Equal(in[j].UpdatedAt) {
-			return in[i].UpdatedAt.After(in[j].UpdatedAt)
-		}
-		return in[i].Session < in[j].Session
-	})
-}
-
-// Delete implements Store.
-func (s *FileStore) Delete(ctx context.Context, session string) error {
-	if err := checkSession(session); err != nil {
-		return err
-	}
-	unlock, err := s.lockSession(ctx, session, false)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	_, err = s.removeSession(session)
-	return err
-}
-
-// removeSession moves the session directory away in one rename, so that
-// readers see all of it or none, then removes it. The caller holds the lock.
-func (s *FileStore) removeSession(session string) (int, error) {
-	var rb [6]byte
-	rand.Read(rb[:])
-	trash := filepath.Join(s.dir, trashName+session+"-"+hex.EncodeToString(rb[:]))
-	if err := os.Rename(filepath.Join(s.dir, session), trash); err != nil {
-		return 0, fmt.Errorf("delete session %s: %w", session, err)
-	}
-	if err := syncDir(s.dir); err != nil {
-		return 0, fmt.Errorf("delete session %s: %w", session, err)
-	}
-	n := 0
-	if entries, err := os.ReadDir(trash); err == nil {
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ckptExt) {
-				n++
-			}
-		}
-	}
-	if err := os.RemoveAll(trash); err != nil {
-		return n, fmt.Errorf("delete session %s: %w", session, err)
-	}
-	return n, nil
-}
-
-// Prune implements Store. It also removes what crashed writers left behind:
-// temporary files and checkpoint files the head never came to name.
-func (s *FileStore) Prune(ctx context.Context, p PruneOptions) (PruneResult, error) {
-	var res PruneResult
-	entries, err := s.readStoreDir()
-	if err != nil {
-		return res, err
-	}
-	now := s.opts.now()
-	var errs []error
-	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		name := e.Name()
-		if strings.HasPrefix(name, trashName) { // a Delete interrupted by a crash
-			os.RemoveAll(filepath.Join(s.dir, name))
-			continue
-		}
-		if !e.IsDir() || !ValidSessionID(name) {
-			continue
-		}
-		if err := s.pruneSession(ctx, name, p, now, &res); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return res, errors.Join(errs...)
-}
-
-func (s *FileStore) pruneSession(ctx context.Context, session string, p PruneOptions, now time.Time, res *PruneResult) error {
-	unlock, err := s.lockSession(ctx, session, false)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	dir := filepath.Join(s.dir, session)
-	head, err := s.headMeta(session)
-	if errors.Is(err, ErrNotFound) {
-		head = Meta{} // never committed: everything here is debris
-	} else if err != nil {
-		return err
-	}
-	if head.ID != "" && p.MaxAge > 0 && head.UpdatedAt.Before(now.Add(-p.MaxAge)) {
-		n, err := s.removeSession(session)
-		res.Checkpoints += n
-		res.Sessions++
-		return err
-	}
-	// Walk the chain from the head to decide what stays.
-	keep := map[string]bool{}
-	for id, n := head.ID, 0; id != ""; n++ {
-		m, err := s.readMeta(session, id)
-		if err != nil {
-			if errors.Is(err, ErrNotFound) {
-				break
-			}
-			return err
-		}
-		old := p.MaxAge > 0 && m.UpdatedAt.Before(now.Add(-p.MaxAge))
-		if n > 0 && ((p.KeepLast > 0 && n >= p.KeepLast) || old) {
-			break // the rest of the chain is older still
-		}
-		keep[id] = true
-		id = m.ParentID
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	removed := false
-	for _, e := range entries {
-		name := e.Name()
-		switch {
-		case strings.HasPrefix(name, tmpPrefix):
-			// Writers hold the lock while a temporary file exists, and we
-			// hold it now: this one belongs to a writer that died.
-			os.Remove(filepath.Join(dir, name))
-		case strings.HasSuffix(name, ckptExt) && !keep[strings.TrimSuffix(name, ckptExt)]:
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return err
-			}
-			res.Checkpoints++
-			removed = true
-		}
-	}
-	if removed {
-		return syncDir(dir)
-	}
-	return nil
 }

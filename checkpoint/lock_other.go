@@ -12,3 +12,7 @@ import (
 func lockFile(ctx context.Context, path string) (func(), bool, error) {
 	return nil, false, errors.New("checkpoint: FileStore needs flock, which this platform lacks")
 }
+
+func lockShared(ctx context.Context, path string) (func(), error) {
+	return nil, errors.New("checkpoint: FileStore needs flock, which this platform lacks")
+}

@@ -145,3 +145,17 @@ func redactValue(r *redact.Redactor, x any) (any, bool) {
 	}
 	return x, false
 }
+
+// redactMessage masks one message as redactTranscript masks each of a
+// transcript's messages.
+func redactMessage(r *redact.Redactor, m compact.Message) compact.Message {
+	t := redactTranscript(r, compact.Transcript{Messages: []compact.Message{m}})
+	return t.Messages[0]
+}
+
+// redactShell masks a transcript's fields other than its messages and
+// records: tool definitions and the envelope.
+func redactShell(r *redact.Redactor, t compact.Transcript) compact.Transcript {
+	t.Messages, t.Records = nil, nil
+	return redactTranscript(r, t)
+}

@@ -8,21 +8,27 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
-	"github.com/redis/go-redis/v9"
 )
 
 // Store keeps the checkpoints of many sessions. Implementations are safe for
-// concurrent use, by goroutines and, for FileStore and RedisStore, by other
-// processes sharing the directory or server.
+// concurrent use, by goroutines and, for FileStore and the Redis store
+// (package checkpoint/redis), by other processes sharing the directory or
+// server.
 type Store interface {
 	// Save stores c as the session's new latest checkpoint if parent is
 	// still its latest ("" for a session's first checkpoint), and fails
 	// with ErrConflict otherwise. It fills c's SchemaVersion, ID, ParentID,
 	// Seq, CreatedAt, UpdatedAt and Hash; on any error c is unchanged.
+	// c's Status must be set (one of Statuses): an empty one is ErrInvalid.
+	// The raw JSON values c holds (tool arguments, source records, cached
+	// results, State) must not be changed in place after a save: a store
+	// recognises unchanged values by their memory, as compact.Transcript
+	// documents for raw source bytes. Assign new values instead.
 	Save(ctx context.Context, c *Checkpoint, parent string) error
 	// Latest loads the session's latest checkpoint.
 	Latest(ctx context.Context, session string) (*Checkpoint, error)
@@ -76,23 +82,30 @@ type PruneResult struct {
 	Sessions    int `json:"sessions"`
 }
 
-// Options configures a store. The zero value gives a plain, non-redacting
-// store.
+// Options configures a store. The zero value gives a store that redacts
+// with the default redactor and does not encrypt.
 type Options struct {
 	// Key, when set (16, 24 or 32 bytes), encrypts every checkpoint written
 	// with AES-GCM. Checkpoints written without a key stay readable.
 	Key []byte
-	// Redactor, when set, puts the store in redacting mode: every string of
-	// a checkpoint that could carry a secret is masked before it is written.
+	// Redactor masks every string of a checkpoint that could carry a
+	// secret before it is written (the task, step outputs and arguments,
+	// the transcript with its raw source records, cached results,
+	// receipts, pending params, State). Nil means redact.New's default
+	// redactor, unless Plain is set.
 	Redactor *redact.Redactor
+	// Plain stores checkpoints as given, secrets included: for callers
+	// that redact themselves, or that must resume with the real values.
+	// It excludes Redactor.
+	Plain bool
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// DisableEventLog (FileStore) turns off the per-session event log.
 	DisableEventLog bool
-	// TTL (RedisStore) is how long a session's keys live after its last
+	// TTL (Redis store) is how long a session's keys live after its last
 	// save; 0 means 30 days.
 	TTL time.Duration
-	// Prefix (RedisStore) starts every key; "" means "compact:ckpt".
+	// Prefix (Redis store) starts every key; "" means "compact:ckpt".
 	Prefix string
 }
 
@@ -121,113 +134,75 @@ type parentState struct {
 	createdAt time.Time
 }
 
-// prepare validates c and returns the copy to store (redacted in
-// redacting mode) with its identity fields set, and its encoding.
-func prepare(o *Options, cd codec, c *Checkpoint, parent string, head parentState) (*Checkpoint, []byte, error) {
-	if err := c.validate(o.Redactor != nil); err != nil {
-		return nil, nil, err
+// Opener opens a store of one URL scheme from its spec.
+type Opener func(ctx context.Context, spec string, opts Options) (Store, error)
+
+var (
+	schemesMu sync.RWMutex
+	schemes   = map[string]Opener{}
+)
+
+// Register makes Open open specs of scheme ("redis" for
+// "redis://HOST:PORT/DB") with open, as database/sql drivers register
+// themselves: a store package registers its schemes in its init, and a
+// program links it in with a blank import, so that importing checkpoint
+// alone pulls in no client library. Registering a scheme twice panics.
+func Register(scheme string, open Opener) {
+	schemesMu.Lock()
+	defer schemesMu.Unlock()
+	if _, dup := schemes[scheme]; dup {
+		panic("checkpoint: Register called twice for scheme " + scheme)
 	}
-	if parent != "" && !ValidSessionID(parent) {
-		return nil, nil, fmt.Errorf("%w: parent ID %q", ErrInvalid, parent)
-	}
-	if head.id != parent {
-		want, have := parent, head.id
-		if want == "" {
-			want = "(none: a new session)"
-		}
-		if have == "" {
-			have = "(none)"
-		}
-		return nil, nil, fmt.Errorf("%w: session %s: expected parent %s, latest is %s", ErrConflict, c.Session, want, have)
-	}
-	var d *Checkpoint
-	if o.Redactor != nil {
-		d = redacted(o.Redactor, c)
-	} else {
-		d = c.Clone()
-	}
-	now := o.now().UTC()
-	d.SchemaVersion = SchemaVersion
-	d.ParentID = parent
-	d.Seq = head.seq + 1
-	d.ID = newID(d.Seq)
-	d.CreatedAt = head.createdAt
-	if !head.exists {
-		d.CreatedAt = now
-	}
-	d.UpdatedAt = now
-	blob, err := cd.encode(d)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, blob, nil
+	schemes[scheme] = open
 }
 
-// commit copies the identity fields of the stored copy back to the
-// caller's checkpoint after a successful save.
-func commit(c, d *Checkpoint) {
-	c.SchemaVersion, c.ID, c.ParentID, c.Seq = d.SchemaVersion, d.ID, d.ParentID, d.Seq
-	c.CreatedAt, c.UpdatedAt, c.Hash = d.CreatedAt, d.UpdatedAt, d.Hash
-}
-
-// Open opens the store that spec names: "redis://[user:pass@]HOST:PORT/DB"
-// (or rediss:// for TLS) for a RedisStore, which it pings so an unreachable
-// server is reported at once; anything else is a FileStore directory,
-// created if missing.
+// Open opens the store that spec names: "SCHEME://..." for a store
+// package registered for SCHEME (import _
+// "github.com/compactkit/compact/checkpoint/redis" for redis:// and
+// rediss://), anything else a FileStore directory, created if missing.
 func Open(ctx context.Context, spec string, opts Options) (Store, error) {
 	if spec == "" {
 		return nil, fmt.Errorf("%w: empty store spec", ErrInvalid)
 	}
-	if strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://") {
-		ro, err := redis.ParseURL(spec)
-		if err != nil {
-			return nil, fmt.Errorf("%w: store %q: %w", ErrInvalid, spec, err)
-		}
-		s, err := NewRedisStore(redis.NewClient(ro), opts)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Ping(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
-		return s, nil
+	scheme, _, ok := strings.Cut(spec, "://")
+	if !ok {
+		return NewFileStore(spec, opts)
 	}
-	if strings.Contains(spec, "://") {
+	schemesMu.RLock()
+	open := schemes[scheme]
+	schemesMu.RUnlock()
+	if open == nil {
+		if scheme == "redis" || scheme == "rediss" {
+			return nil, fmt.Errorf("%w: store %q: the Redis store is not linked in (import _ \"github.com/compactkit/compact/checkpoint/redis\")", ErrInvalid, spec)
+		}
 		return nil, fmt.Errorf("%w: store %q: want a directory or redis://HOST:PORT/DB", ErrInvalid, spec)
 	}
-	return NewFileStore(spec, opts)
+	return open(ctx, spec, opts)
 }
 
-// SaveCompaction records a compaction as a new checkpoint of session: the
-// latest checkpoint's transcript is replaced by t and recs are appended to
-// its compaction records. A session without checkpoints is started (status
-// running, task taken from the transcript's first ask). A concurrent writer
-// that saves in between is not overwritten: the latest is reloaded and the
-// change applied again, a few times before ErrConflict is returned.
-func SaveCompaction(ctx context.Context, s Store, session string, t compact.Transcript, recs ...compact.Compaction) (*Checkpoint, error) {
-	var err error
-	for range 5 {
-		c, lerr := s.Latest(ctx, session)
-		parent := ""
-		switch {
-		case errors.Is(lerr, ErrNotFound):
-			c = &Checkpoint{Session: session, Status: StatusRunning, Task: firstAsk(&t)}
-		case lerr != nil:
-			return nil, lerr
-		default:
-			parent = c.ID
-		}
-		c.Transcript = &t
-		c.Compactions = append(c.Compactions, recs...)
-		if err = s.Save(ctx, c, parent); err == nil {
-			return c, nil
-		}
-		if !errors.Is(err, ErrConflict) {
+// SaveCompaction records a compaction as a new checkpoint of session, over
+// parent, the checkpoint whose transcript was compacted ("" to start the
+// session): the parent's transcript is replaced by t and recs are appended
+// to its compaction records. A session without checkpoints is started
+// (status running, task taken from the transcript's first ask). Like Save
+// it is compare-and-set: if another writer saved after parent, nothing is
+// written and the error is ErrConflict; reload, compact again, retry.
+func SaveCompaction(ctx context.Context, s Store, session, parent string, t compact.Transcript, recs ...compact.Compaction) (*Checkpoint, error) {
+	var c *Checkpoint
+	if parent == "" {
+		c = &Checkpoint{Session: session, Status: StatusRunning, Task: firstAsk(&t)}
+	} else {
+		var err error
+		if c, err = s.Load(ctx, session, parent); err != nil {
 			return nil, err
 		}
 	}
-	return nil, err
+	c.Transcript = &t
+	c.Compactions = append(c.Compactions, recs...)
+	if err := s.Save(ctx, c, parent); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func firstAsk(t *compact.Transcript) string {
@@ -252,17 +227,14 @@ type Problem struct {
 }
 
 // Verify loads every checkpoint of the given sessions (all sessions when
-// none are given), checking hashes and the parent chain, and returns what
-// it found wrong. The error is for a failure to verify at all (a store
-// that cannot be reached), not for defects.
+// none are given, readable or not), checking hashes and the parent chain,
+// and returns what it found wrong: a session without a readable head is a
+// problem too (Recover rebuilds one). The error is for a failure to verify
+// at all (a store that cannot be reached), not for defects.
 func Verify(ctx context.Context, s Store, sessions ...string) (checked int, problems []Problem, err error) {
 	if len(sessions) == 0 {
-		infos, err := s.List(ctx, Filter{})
-		if err != nil && len(infos) == 0 {
+		if sessions, err = allSessions(ctx, s); err != nil && len(sessions) == 0 {
 			return 0, nil, err
-		}
-		for _, in := range infos {
-			sessions = append(sessions, in.Session)
 		}
 	}
 	report := func(session, id string, err error) {
@@ -271,6 +243,9 @@ func Verify(ctx context.Context, s Store, sessions ...string) (checked int, prob
 	for _, session := range sessions {
 		if err := ctx.Err(); err != nil {
 			return checked, problems, err
+		}
+		if f, ok := s.(interface{ forget(string) }); ok {
+			f.forget(session) // read and check every element afresh
 		}
 		metas, herr := s.History(ctx, session)
 		if errors.Is(herr, ErrUnavailable) {
@@ -300,21 +275,42 @@ func Verify(ctx context.Context, s Store, sessions ...string) (checked int, prob
 	return checked, problems, nil
 }
 
-// loadHeadCheckpoint loads the checkpoint a session's head names and checks
-// it against the hash the head recorded: a head naming a checkpoint that is
-// missing or different is corruption, never "no state".
-func loadHeadCheckpoint(ctx context.Context, s Store, session string, head Meta) (*Checkpoint, error) {
-	c, err := s.Load(ctx, session, head.ID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("session %s: %w: head names checkpoint %s, which is not stored", session, ErrCorrupt, head.ID)
+// sessionLister is a Store that can name its sessions whether or not
+// their heads are readable.
+type sessionLister interface {
+	Sessions(ctx context.Context) ([]string, error)
+}
+
+func allSessions(ctx context.Context, s Store) ([]string, error) {
+	if l, ok := s.(sessionLister); ok {
+		return l.Sessions(ctx)
 	}
-	if err != nil {
+	infos, err := s.List(ctx, Filter{})
+	var names []string
+	for _, in := range infos {
+		names = append(names, in.Session)
+	}
+	return names, err
+}
+
+// recoverer is a Store that can rebuild a session's head.
+type recoverer interface {
+	Recover(ctx context.Context, session string) (*Checkpoint, error)
+}
+
+// Recover rebuilds the head of a session whose head cannot be read (a
+// damaged end of its log, a lost HEAD file) from the newest checkpoint that
+// loads and verifies, and returns that checkpoint. The damaged remains are
+// dropped. A session whose head reads is left as it is.
+func Recover(ctx context.Context, s Store, session string) (*Checkpoint, error) {
+	if err := checkSession(session); err != nil {
 		return nil, err
 	}
-	if c.Hash != head.Hash {
-		return nil, fmt.Errorf("session %s: checkpoint %s: %w: hash %s, head recorded %s", session, head.ID, ErrCorrupt, c.Hash, head.Hash)
+	r, ok := s.(recoverer)
+	if !ok {
+		return nil, fmt.Errorf("%w: this store cannot recover sessions", ErrInvalid)
 	}
-	return c, nil
+	return r.Recover(ctx, session)
 }
 
 // checkIDs validates a session and a checkpoint ID before a store looks

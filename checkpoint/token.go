@@ -27,6 +27,9 @@ var (
 	// ErrTokenParams: the pending action's params changed since the token
 	// was issued; the approval was for something else.
 	ErrTokenParams = errors.New("resume token is for other params")
+	// ErrTokenUsed: the token already approved an action. A token approves
+	// one pending action, once.
+	ErrTokenUsed = errors.New("resume token already used")
 )
 
 // Tokens issues and verifies resume tokens: HMAC-SHA256-signed approvals
@@ -86,34 +89,47 @@ func (t Tokens) Issue(session, user, paramsHash string, ttl time.Duration) (stri
 // for user, now. The signature is checked first, so nothing in a forged
 // token is believed.
 func (t Tokens) Verify(token, session, user, paramsHash string) error {
+	_, err := t.verify(token, session, user, paramsHash)
+	return err
+}
+
+func (t Tokens) claims(token string) (tokenClaims, error) {
+	var c tokenClaims
 	if len(t.Key) < 16 {
-		return fmt.Errorf("resume token: key of %d bytes, want at least 16", len(t.Key))
+		return c, fmt.Errorf("resume token: key of %d bytes, want at least 16", len(t.Key))
 	}
 	p, s, ok := strings.Cut(token, ".")
 	enc := base64.RawURLEncoding.Strict() // one spelling per token
 	payload, perr := enc.DecodeString(p)
 	sig, serr := enc.DecodeString(s)
 	if !ok || perr != nil || serr != nil {
-		return fmt.Errorf("%w: malformed", ErrTokenInvalid)
+		return c, fmt.Errorf("%w: malformed", ErrTokenInvalid)
 	}
 	if !hmac.Equal(sig, t.sign(payload)) {
-		return fmt.Errorf("%w: signature does not verify", ErrTokenInvalid)
+		return c, fmt.Errorf("%w: signature does not verify", ErrTokenInvalid)
 	}
-	var c tokenClaims
-	if err := json.Unmarshal(payload, &c); err != nil || c.Version != 1 {
-		return fmt.Errorf("%w: unreadable claims", ErrTokenInvalid)
+	if err := json.Unmarshal(payload, &c); err != nil || c.Version != 1 || c.Nonce == "" {
+		return c, fmt.Errorf("%w: unreadable claims", ErrTokenInvalid)
+	}
+	return c, nil
+}
+
+func (t Tokens) verify(token, session, user, paramsHash string) (tokenClaims, error) {
+	c, err := t.claims(token)
+	if err != nil {
+		return c, err
 	}
 	if exp := time.Unix(c.Expires, 0); !t.now().Before(exp) {
-		return fmt.Errorf("%w at %s", ErrTokenExpired, exp.UTC().Format(time.RFC3339))
+		return c, fmt.Errorf("%w at %s", ErrTokenExpired, exp.UTC().Format(time.RFC3339))
 	}
 	if !hmac.Equal([]byte(c.Session), []byte(session)) {
-		return fmt.Errorf("%w (%s)", ErrTokenSession, c.Session)
+		return c, fmt.Errorf("%w (%s)", ErrTokenSession, c.Session)
 	}
 	if !hmac.Equal([]byte(c.User), []byte(user)) {
-		return ErrTokenUser
+		return c, ErrTokenUser
 	}
 	if !hmac.Equal([]byte(c.Params), []byte(paramsHash)) {
-		return ErrTokenParams
+		return c, ErrTokenParams
 	}
-	return nil
+	return c, nil
 }

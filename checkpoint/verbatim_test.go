@@ -26,7 +26,7 @@ func rawTranscript(raws ...string) *compact.Transcript {
 	return t
 }
 
-func sameRaw(t testing.TB, got, want *compact.Transcript) {
+func sameRawValues(t testing.TB, got, want *compact.Transcript) {
 	t.Helper()
 	if got.Hash() != want.Hash() {
 		t.Fatalf("transcript hash changed")
@@ -66,7 +66,7 @@ func TestVerbatimRawValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameRaw(t, got.Transcript, want)
+	sameRawValues(t, got.Transcript, want)
 	// The raw section holds the values as they were, pretty or not.
 	if !bytes.Contains(blob, []byte("{\n  \"pretty\": [1, 2],")) {
 		t.Fatal("a pretty record was not stored as is")
@@ -98,6 +98,6 @@ func TestVerbatimProperty(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		sameRaw(t, got.Transcript, want)
+		sameRawValues(t, got.Transcript, want)
 	})
 }

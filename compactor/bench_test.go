@@ -101,7 +101,7 @@ func BenchmarkCompact1MFallback(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := bigTranscript(b, counter, 1_000_000)
-	c := mustNew(b, Config{Model: "gpt-4o", Strategy: StrategyFallback, Window: 1_200_000, Counter: counter})
+	c := mustNew(b, benchConfig(counter))
 	benchCompact(b, c, in)
 }
 
@@ -120,7 +120,7 @@ func BenchmarkCompact1MFallbackColdCount(b *testing.B) {
 	defer func() { reportCPU(b, cpu0) }()
 	for b.Loop() {
 		counter, _ := tokens.ForModel("gpt-4o", tokens.WithCache(tokens.NewCache(1<<16)))
-		c := mustNew(b, Config{Model: "gpt-4o", Strategy: StrategyFallback, Window: 1_200_000, Counter: counter})
+		c := mustNew(b, benchConfig(counter))
 		res, err := c.Compact(context.Background(), in)
 		if err != nil || res.Record.Method != compact.MethodFallback {
 			b.Fatalf("%v %+v", err, res.Record)
@@ -154,4 +154,10 @@ func reportCPU(b *testing.B, cpu0 time.Duration) {
 	if d := cpuTime() - cpu0; d > 0 && b.N > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
+}
+
+func benchConfig(counter Counter) Config {
+	cfg := DefaultConfig()
+	cfg.Strategy, cfg.Window, cfg.Counter = StrategyFallback, 1_200_000, counter
+	return cfg
 }

@@ -2,8 +2,8 @@ package compactor
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
@@ -16,55 +16,50 @@ import (
 type Compactor struct {
 	cfg      Config
 	counter  Counter
+	exact    bool
 	redactor *redact.Redactor
-	primary  Summarizer // nil: the fallback is the only summarizer
-	fallback Summarizer
+	primary  compact.Summarizer // nil: the fallback is the only summarizer
+	fallback compact.Summarizer
 }
 
-// New returns a Compactor configured by cfg, zero fields set to their
-// defaults (see DefaultConfig).
+// New returns a Compactor configured by cfg, or an error wrapping
+// ErrConfig that names the first value that cannot work.
 func New(cfg Config) (*Compactor, error) {
-	cfg.fill()
-	st, err := ParseStrategy(string(cfg.Strategy))
+	m, known, err := cfg.resolve()
 	if err != nil {
 		return nil, fmt.Errorf("compactor: %w", err)
 	}
-	cfg.Strategy = st
-	if cfg.Threshold > 1 {
-		return nil, fmt.Errorf("compactor: threshold %g is above 1 (it is a share of the usable window)", cfg.Threshold)
-	}
-	if cfg.Window <= 0 {
-		return nil, fmt.Errorf("compactor: window %d tokens; set Window or a known Model", cfg.Window)
-	}
-	c := &Compactor{cfg: cfg, counter: cfg.Counter, redactor: cfg.Redactor}
+	c := &Compactor{cfg: cfg, counter: cfg.Counter, redactor: cfg.Redactor, exact: known && !m.Estimated}
 	if c.counter == nil {
-		tc, err := tokens.ForModel(cfg.Model)
+		tc, err := tokens.ForModel(cfg.Model, tokens.WithModels(cfg.Models))
 		if err != nil {
 			return nil, fmt.Errorf("compactor: token counter for %q: %w", cfg.Model, err)
 		}
-		c.counter = tc
+		c.counter, c.exact = tc, tc.Exact()
+	} else if e, ok := cfg.Counter.(interface{ Exact() bool }); ok {
+		c.exact = e.Exact()
+	} else {
+		c.exact = true // the caller's counter: trust it
 	}
 	if c.redactor == nil {
 		if c.redactor, err = redact.New(redact.Config{}); err != nil {
 			return nil, fmt.Errorf("compactor: redactor: %w", err)
 		}
 	}
-	c.fallback = Fallback{Redactor: c.redactor}
-	switch {
-	case st == StrategyFallback || st == StrategyPrune:
-	case cfg.Summarizer != nil:
+	c.fallback = deterministic{redactor: c.redactor}
+	if cfg.Strategy == StrategyAuto || cfg.Strategy == StrategyLLM {
 		c.primary = cfg.Summarizer
-	case st == StrategyLLM && !cfg.LLM.configured():
-		return nil, errors.New("compactor: the llm strategy needs an API key or a base URL (LLMConfig)")
-	case cfg.LLM.configured():
-		if c.primary, err = NewLLM(cfg.LLM); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
 }
 
-// Config returns the configuration in use, defaults filled in.
+// Exact reports whether token counts are exact (the model's own
+// tokenizer) rather than estimates, as they are for models the table knows
+// only by name or not at all.
+func (c *Compactor) Exact() bool { return c.exact }
+
+// Config returns the configuration in use, derived values (window,
+// reserve, target) filled in.
 func (c *Compactor) Config() Config { return c.cfg }
 
 // Result is the outcome of a compaction.
@@ -85,10 +80,42 @@ type Result struct {
 	// than 10% of the tokens. Without Force such a compaction is not done
 	// at all, so an agent loop calling Compact again does not churn.
 	Ineffective bool
+	// Fallback says why the deterministic fallback wrote the handoff
+	// instead of the Summarizer; empty when it did not, or was asked for.
+	Fallback FallbackCause
+	// SummaryErr is the Summarizer's failure, with secrets masked, when
+	// Fallback is FallbackSummaryFailed or FallbackInvalidHandoff. It
+	// wraps ErrSummaryFailed and the Summarizer's own error.
+	SummaryErr error
+	// Fits is true when Transcript fits the usable window (Window −
+	// OutputReserve): false when even the compacted transcript (or an
+	// unchanged one with nothing to drop) would overflow the model.
+	Fits bool
+	// Usable is the usable window Fits compares with.
+	Usable int
 }
 
 // Changed reports whether the transcript was changed.
 func (r *Result) Changed() bool { return r.Record.Method != compact.MethodNone }
+
+// Overflow returns nil when the result fits the usable window, else an
+// error wrapping ErrOverWindow with the figures.
+func (r *Result) Overflow() error {
+	if r.Fits {
+		return nil
+	}
+	return fmt.Errorf("%w: %d tokens, the usable window is %d", ErrOverWindow, r.Record.TokensAfter, r.Usable)
+}
+
+// NeedsCompaction reports the size of t, the size that triggers a
+// compaction and whether t has reached it, without planning anything. It
+// counts through the Counter's cache (tokens.Counter keeps one), so a loop
+// that calls it every turn pays only for the messages added since. Force
+// does not change the answer; Compact with Force compacts regardless.
+func (c *Compactor) NeedsCompaction(t compact.Transcript) (tokens, trigger int, over bool) {
+	tokens, trigger = c.counter.Transcript(t), c.cfg.trigger()
+	return tokens, trigger, tokens >= trigger
+}
 
 // Plan returns the cut Compact would make of t, without doing it.
 func (c *Compactor) Plan(t compact.Transcript) Plan {
@@ -104,6 +131,9 @@ type run struct {
 	rec     compact.Compaction
 	em      *emitter
 	secrets *secrets
+	// cause and summaryErr become Result.Fallback and Result.SummaryErr.
+	cause      FallbackCause
+	summaryErr error
 }
 
 // Compact compacts t when the policy says so (always with Force) and
@@ -120,6 +150,9 @@ func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, 
 	r := &run{c: c, t: &t}
 	r.em = &emitter{start: start, now: c.cfg.Now, observer: c.cfg.Observer, logger: c.cfg.Logger, sanitize: r.sanitize}
 	r.rec = compact.Compaction{At: start, Method: compact.MethodNone}
+	if len(c.cfg.notes) > 0 {
+		r.rec.Warnings = slices.Clone(c.cfg.notes)
+	}
 	if err := ctx.Err(); err != nil {
 		return r.unchanged("cancelled"), err
 	}
@@ -151,7 +184,19 @@ func (r *run) unchanged(reason string) Result {
 	r.rec.DroppedFrom, r.rec.DroppedTo, r.rec.DroppedIDs = r.plan.HeadEnd, r.plan.HeadEnd, nil
 	r.rec.Method = compact.MethodNone
 	r.rec.Duration = r.c.cfg.Now().Sub(r.rec.At)
-	return Result{Transcript: *r.t, Record: r.rec, Plan: r.plan}
+	res := Result{Transcript: *r.t, Record: r.rec, Plan: r.plan}
+	r.c.fit(&res)
+	return res
+}
+
+// fit sets res.Fits and res.Usable, and warns when the result overflows.
+func (c *Compactor) fit(res *Result) {
+	res.Usable = c.cfg.Window - c.cfg.OutputReserve
+	res.Fits = res.Record.TokensAfter <= res.Usable
+	if !res.Fits {
+		res.Record.Warnings = append(res.Record.Warnings, fmt.Sprintf("over the window: %d tokens, the usable window is %d (%d − %d reserved for the answer)",
+			res.Record.TokensAfter, res.Usable, c.cfg.Window, c.cfg.OutputReserve))
+	}
 }
 
 func (r *run) skip(reason string, ineffective bool) Result {
@@ -170,10 +215,14 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	window := r.t.Messages[p.HeadEnd:p.TailStart]
 	red, found := c.redactor.Transcript(compact.Transcript{Messages: window})
 	r.secrets = secretValues(window, found)
-	input, st := c.cfg.Prune.prune(red.Messages, c.counter.Text)
+	// Pruning shapes only what a Summarizer is sent; the deterministic
+	// handoff reads the real window, so that it reports what happened.
+	in := summaryInput{window: red.Messages, latestAsk: r.latestAsk()}
+	var st pruneStats
+	in.pruned, st = c.cfg.Prune.prune(red.Messages, c.counter.Text)
 	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
 
-	sum, err := r.summarize(ctx, input)
+	sum, err := r.summarize(ctx, &in)
 	if err != nil {
 		return r.unchanged(r.rec.Reason), err
 	}
@@ -184,8 +233,9 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 		reason := "the LLM handoff failed validation, used the deterministic fallback: " + err.Error()
 		r.rec.Reason, r.rec.Model = reason, ""
 		r.rec.Warnings = append(r.rec.Warnings, reason)
+		r.cause, r.summaryErr = FallbackInvalidHandoff, r.sanitize(fmt.Errorf("%w: %w", ErrSummaryFailed, err))
 		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: reason})
-		if sum, err = c.fallback.Summarize(ctx, r.request(input)); err != nil {
+		if sum, err = c.fallback.Summarize(ctx, r.request(&in, false)); err != nil {
 			err = r.sanitize(fmt.Errorf("%w: fallback: %w", ErrSummaryFailed, err))
 			return r.unchanged(err.Error()), err
 		}
@@ -228,25 +278,66 @@ func (r *run) build(h compact.Handoff, digests map[int]string) (compact.Handoff,
 	}
 	msg := h.Message()
 	msg.ID = "compact-handoff-" + r.rec.SourceHash[:16]
-	out, origin := assemble(r.t, &r.plan, nil, &msg)
+	out, origin := assemble(r.masked(false), &r.plan, nil, &msg)
 	err := checkResult(r.t, &out, origin, digests, r.l.orphans, msg.Text(), r.secrets, r.c.redactor)
 	return h, msg, out, err
 }
 
-func (r *run) request(input []compact.Message) Request {
+// summaryInput is what the summarizers are given of the middle, redacted.
+type summaryInput struct {
+	window    []compact.Message // whole: what the deterministic fallback reads
+	pruned    []compact.Message // tool outputs shortened: what a Summarizer is sent
+	latestAsk string
+}
+
+// request is the request for the Summarizer (pruned) or the fallback.
+func (r *run) request(in *summaryInput, pruned bool) compact.SummaryRequest {
 	c := r.c
-	return Request{Window: input, Redacted: true, Focus: c.cfg.Focus, MaxTokens: c.cfg.handoffBudget(&r.plan),
-		Count: c.counter.Text, Notify: r.em.emit}
+	window := in.window
+	if pruned {
+		window = in.pruned
+	}
+	return compact.SummaryRequest{Window: window, Redacted: true, LatestAsk: in.latestAsk, Focus: r.focus(),
+		MaxTokens: c.cfg.handoffBudget(&r.plan), Count: c.counter.Text, Notify: r.notify}
+}
+
+// latestAsk returns the user's most recent request anywhere in the
+// transcript, redacted: a Summarizer must quote it even when it sits in
+// the kept head or tail, outside the window it is shown.
+func (r *run) latestAsk() string {
+	for i := len(r.t.Messages) - 1; i >= 0; i-- {
+		if m := &r.t.Messages[i]; m.IsUserAsk() && !m.IsSummary() {
+			return r.c.redactor.String(r.secrets.mask(m.Text()))
+		}
+	}
+	return ""
+}
+
+// focus is Config.Focus, redacted: it leaves the process with the request.
+func (r *run) focus() string {
+	if r.c.cfg.Focus == "" {
+		return ""
+	}
+	return r.c.redactor.String(r.secrets.mask(r.c.cfg.Focus))
+}
+
+// notify turns a summarizer's progress into the compaction's events.
+func (r *run) notify(ev compact.SummaryEvent) {
+	kind := EventSummarizing
+	if ev.Kind == compact.SummaryRetry {
+		kind = EventRetry
+	}
+	r.em.emit(Event{Kind: kind, Attempt: ev.Attempt, Chunk: ev.Chunk, Chunks: ev.Chunks, Delay: ev.Delay,
+		Err: ev.Err, Duration: ev.Duration})
 }
 
 // summarize runs the primary summarizer, then the fallback where the
 // primary is missing or failed.
-func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, error) {
+func (r *run) summarize(ctx context.Context, in *summaryInput) (compact.Summary, error) {
 	c := r.c
-	req := r.request(input)
 	if c.primary != nil {
 		t0 := c.cfg.Now()
-		sum, err := c.primary.Summarize(ctx, req)
+		sum, err := c.primary.Summarize(ctx, r.request(in, true))
 		r.rec.LLMAttempts = sum.Attempts
 		if err == nil {
 			r.rec.Model = sum.Model
@@ -266,12 +357,14 @@ func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, 
 		}
 		r.rec.Reason = "the LLM summary failed, used the deterministic fallback: " + err.Error()
 		r.rec.Warnings = append(r.rec.Warnings, r.rec.Reason)
+		r.cause, r.summaryErr = FallbackSummaryFailed, err
 		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: r.rec.Reason, Duration: c.cfg.Now().Sub(t0)})
 	} else if c.cfg.Strategy == StrategyAuto {
 		r.rec.Reason = "no LLM configured: used the deterministic fallback"
+		r.cause = FallbackNoSummarizer
 	}
 	r.em.emit(Event{Kind: EventSummarizing, Attempt: 1, Chunk: 1, Chunks: 1})
-	sum, err := c.fallback.Summarize(ctx, req)
+	sum, err := c.fallback.Summarize(ctx, r.request(in, false))
 	if err != nil {
 		if ctx.Err() != nil {
 			r.rec.Reason = "cancelled"
@@ -288,7 +381,7 @@ func (r *run) summarize(ctx context.Context, input []compact.Message) (Summary, 
 // emits done.
 func (r *run) finish(out compact.Transcript) Result {
 	c := r.c
-	res := Result{Transcript: out, Plan: r.plan}
+	res := Result{Transcript: out, Plan: r.plan, Fallback: r.cause, SummaryErr: r.summaryErr}
 	if r.rec.TokensAfter > r.plan.Target {
 		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("over target: %d tokens after compaction, target %d",
 			r.rec.TokensAfter, r.plan.Target))
@@ -300,6 +393,7 @@ func (r *run) finish(out compact.Transcript) Result {
 			100*res.Record.Saved(), minSavings*100))
 	}
 	res.Record.Duration = c.cfg.Now().Sub(r.rec.At)
+	c.fit(&res)
 	r.em.emit(Event{Kind: EventDone, Method: res.Record.Method, TokensBefore: res.Record.TokensBefore,
 		TokensAfter: res.Record.TokensAfter, Duration: res.Record.Duration, Reason: res.Record.Reason})
 	return res
@@ -314,9 +408,21 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 	digests := keptDigests(r.t.Messages, &p)
 	t0 := c.cfg.Now()
 	window := r.t.Messages[p.HeadEnd:p.TailStart]
-	middle, st := c.cfg.Prune.prune(window, c.counter.Text)
-	after := r.rec.TokensBefore
+	pruned, st := c.cfg.Prune.prune(window, c.counter.Text)
+	// The middle stays in the output: its secrets are masked, as a handoff
+	// would mask them, in the messages and the source records writers use.
+	red, found := c.redactor.Transcript(compact.Transcript{Messages: pruned})
+	middle := red.Messages
+	r.secrets = secretValues(pruned, found)
+	changed := map[int]bool{}
 	for _, k := range st.Changed {
+		changed[k] = true
+	}
+	for _, f := range found {
+		changed[f.Message] = true
+	}
+	after := r.rec.TokensBefore
+	for k := range changed {
 		after += c.counter.Message(middle[k]) - r.l.counts[p.HeadEnd+k]
 	}
 	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
@@ -330,7 +436,7 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return r.unchanged("cancelled"), err
 	}
-	out, origin := assemble(r.t, &p, middle, nil)
+	out, origin := assemble(r.masked(true), &p, middle, nil)
 	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, "", nil, c.redactor); err != nil {
 		return r.unchanged(err.Error()), err
 	}
@@ -339,6 +445,31 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 	r.rec.Reason = fmt.Sprintf("masked %d tool outputs (%d deduplicated, %d shortened) and %d images in messages %d to %d",
 		st.Deduped+st.Shortened, st.Deduped, st.Shortened, st.Images, p.HeadEnd, p.TailStart)
 	return r.finish(out), nil
+}
+
+// masked returns the transcript with the records that stand among the
+// dropped or pruned middle masked: those kept in the output (state records
+// carried to the handoff; every record with the prune strategy, all) must
+// not bring the middle's secrets with them.
+func (r *run) masked(all bool) *compact.Transcript {
+	p := &r.plan
+	var recs []compact.Record
+	for i, rec := range r.t.Records {
+		if rec.At < p.HeadEnd || rec.At >= p.TailStart || !all && !stateRecordTypes[rec.Type] {
+			continue // outside the middle, or dropped with it
+		}
+		if recs == nil {
+			recs = slices.Clone(r.t.Records)
+		}
+		masked, _ := r.c.redactor.Transcript(compact.Transcript{Records: []compact.Record{rec}})
+		recs[i] = masked.Records[0]
+	}
+	if recs == nil {
+		return r.t
+	}
+	t := *r.t
+	t.Records = recs
+	return &t
 }
 
 // sanitize masks secrets in an error's message, keeping it unwrappable:

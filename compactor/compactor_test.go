@@ -369,37 +369,37 @@ func TestCancelledContext(t *testing.T) {
 
 type failing struct{ err error }
 
-func (f failing) Summarize(context.Context, Request) (Summary, error) {
-	return Summary{Attempts: 2, Model: "broken"}, f.err
+func (f failing) Summarize(context.Context, compact.SummaryRequest) (compact.Summary, error) {
+	return compact.Summary{Attempts: 2, Model: "broken"}, f.err
 }
 
 type cancelling struct{ cancel func() }
 
-func (c cancelling) Summarize(ctx context.Context, _ Request) (Summary, error) {
+func (c cancelling) Summarize(ctx context.Context, _ compact.SummaryRequest) (compact.Summary, error) {
 	c.cancel()
-	return Summary{}, ctx.Err()
+	return compact.Summary{}, ctx.Err()
 }
 
 // echoing is a summarizer that copies the start of every message of the
 // window into the handoff, as a careless LLM might.
 type echoing struct{}
 
-func (echoing) Summarize(_ context.Context, req Request) (Summary, error) {
+func (echoing) Summarize(_ context.Context, req compact.SummaryRequest) (compact.Summary, error) {
 	var h compact.Handoff
 	for _, m := range req.Window {
 		s := m.Text() + m.ResultText()
 		h.CompletedActions = append(h.CompletedActions, s[:min(len(s), 60)])
 	}
-	return Summary{Handoff: h, Method: compact.MethodLLM, Model: "echo"}, nil
+	return compact.Summary{Handoff: h, Method: compact.MethodLLM, Model: "echo"}, nil
 }
 
 // leaking is a summarizer that writes a secret it should never have seen,
 // and a nested handoff marker.
 type leaking struct{ secret string }
 
-func (l leaking) Summarize(context.Context, Request) (Summary, error) {
+func (l leaking) Summarize(context.Context, compact.SummaryRequest) (compact.Summary, error) {
 	h := compact.Handoff{TaskSnapshot: "use " + l.secret, Decisions: []string{compact.HandoffBegin + " nested"}}
-	return Summary{Handoff: h, Method: compact.MethodLLM}, nil
+	return compact.Summary{Handoff: h, Method: compact.MethodLLM}, nil
 }
 
 func TestSecretsFromTheMiddleNeverReachTheHandoff(t *testing.T) {
@@ -407,7 +407,7 @@ func TestSecretsFromTheMiddleNeverReachTheHandoff(t *testing.T) {
 	in := agentRun(60, 600)
 	in.Messages[20] = result(in.Messages[20].ToolCallIDs[0], "export TOKEN="+secret+"\nok")
 	in.Messages = slices.Insert(in.Messages, 31, user("please use "+secret+" for the deploy"))
-	for _, s := range []Summarizer{echoing{}, leaking{secret}, nil} {
+	for _, s := range []compact.Summarizer{echoing{}, leaking{secret}, nil} {
 		var logs strings.Builder
 		cfg := testConfig()
 		cfg.Redactor = newTestRedactor(t, secret)
@@ -436,8 +436,8 @@ func TestSecretsFromTheMiddleNeverReachTheHandoff(t *testing.T) {
 // but the rendered handoff does.
 type splitting struct{ a, b string }
 
-func (s splitting) Summarize(context.Context, Request) (Summary, error) {
-	return Summary{Handoff: compact.Handoff{CompletedActions: []string{"x" + s.a, s.b + "y"}}, Method: compact.MethodLLM, Model: "m"}, nil
+func (s splitting) Summarize(context.Context, compact.SummaryRequest) (compact.Summary, error) {
+	return compact.Summary{Handoff: compact.Handoff{CompletedActions: []string{"x" + s.a, s.b + "y"}}, Method: compact.MethodLLM, Model: "m"}, nil
 }
 
 func TestInvalidLLMHandoffFallsBack(t *testing.T) {

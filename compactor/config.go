@@ -1,9 +1,10 @@
 package compactor
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
+	"math"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -16,15 +17,16 @@ type Strategy string
 
 // Strategies. The zero value is StrategyAuto.
 const (
-	// StrategyAuto uses the LLM when one is configured (LLMConfig.APIKey or
-	// LLMConfig.BaseURL is set), the deterministic fallback otherwise.
+	// StrategyAuto uses Config.Summarizer when one is set, the
+	// deterministic fallback otherwise.
 	StrategyAuto Strategy = "auto"
-	// StrategyLLM always asks the LLM; on failure it falls back, or fails
-	// with AbortOnSummaryFailure.
+	// StrategyLLM requires Config.Summarizer (an LLM, package llm); on
+	// failure it falls back, or fails with AbortOnSummaryFailure.
 	StrategyLLM Strategy = "llm"
 	// StrategyFallback builds the handoff deterministically, offline.
 	StrategyFallback Strategy = "fallback"
-	// StrategyPrune masks old tool outputs in place and writes no handoff.
+	// StrategyPrune masks old tool outputs in place, redacts the middle,
+	// and writes no handoff.
 	StrategyPrune Strategy = "prune"
 )
 
@@ -53,25 +55,41 @@ type Counter interface {
 // synchronously, from the goroutine running Compact; it must not block.
 type Observer func(Event)
 
-// Config configures a Compactor. The zero value works: it compacts for the
-// tokens package's default model with the defaults below. DefaultConfig shows
-// every default filled in.
+// Config configures a Compactor. Start from DefaultConfig, which holds
+// every default, and change what you need; New says what is wrong with a
+// value that cannot work. Values are taken as they are: KeepHead 0 keeps
+// no exchange, MinTailMessages 0 sets no minimum. Only fields whose zero
+// could not work say what their zero means (Window 0 is the model's).
 type Config struct {
-	// Model is the model the transcript is sent to. It sets the window, the
-	// output reserve and, unless Counter is set, the tokenizer.
+	// Model is the model the transcript is sent to ("" means
+	// DefaultModel). It sets the window, the output reserve and, unless
+	// Counter is set, the tokenizer. A model the table does not know is an
+	// error unless Window is set; its counts are then estimates, as every
+	// record's warnings and Compactor.Exact say.
 	Model string
-	// Window and OutputReserve override the model table (tokens).
+	// Models is the model table (nil means tokens.DefaultModels()).
+	Models *tokens.Models
+	// Window and OutputReserve override the model table's (tokens; 0 means
+	// the model's). The reserve must be below the window. A Window set
+	// without OutputReserve, too small to leave half of itself beside the
+	// model's reserve, gets the model's share of it instead (gpt-4o's
+	// 16,384 of 128,000 is 1,024 of an 8,000-token window), and every
+	// record says so in a warning.
 	Window        int
 	OutputReserve int
 
 	// Threshold is the share of (Window − OutputReserve) at which a
-	// transcript is compacted (default 0.8).
+	// transcript is compacted, in (0, 1] (0 means DefaultThreshold).
 	Threshold float64
-	// TriggerTokens, when set, is the absolute token count that triggers a
-	// compaction, overriding Threshold.
+	// TriggerTokens, when positive, is the absolute token count that
+	// triggers a compaction, overriding Threshold.
 	TriggerTokens int
-	// TargetTokens is the size a compacted transcript should fit in
-	// (default half the window). A result above it carries a warning.
+	// TargetShare is the share of Window a compacted transcript should fit
+	// in, in (0, 1] (0 means DefaultTargetShare). A result above the
+	// target carries a warning.
+	TargetShare float64
+	// TargetTokens, when positive, is the target in tokens, overriding
+	// TargetShare.
 	TargetTokens int
 	// Force compacts whatever the size. Below the trigger the tail budget is
 	// taken from the transcript's own size, so a forced compaction of a
@@ -79,31 +97,28 @@ type Config struct {
 	Force bool
 
 	// KeepHead is how many exchanges after the system messages stay
-	// verbatim (default 1); negative keeps none, only the leading system
-	// messages.
+	// verbatim; 0 keeps only the leading system messages.
 	KeepHead int
-	// KeepTailTokens is the token budget of the verbatim tail (default 20%
-	// of the trigger budget).
+	// KeepTailTokens, when positive, is the token budget of the verbatim
+	// tail; 0 means 20% of the trigger budget.
 	KeepTailTokens int
-	// MinTailMessages is the fewest messages the tail keeps, budget or not
-	// (default 4).
+	// MinTailMessages is the fewest messages the tail keeps, budget or not.
 	MinTailMessages int
 	// SummarizeSystemNotes folds system and developer messages found in the
 	// middle into the handoff instead of keeping them verbatim ahead of it.
 	SummarizeSystemNotes bool
 
-	// Strategy picks the summarizer (default StrategyAuto).
+	// Strategy picks the summarizer ("" means StrategyAuto).
 	Strategy Strategy
-	// Summarizer, when set, replaces the LLM as the primary summarizer (any
-	// Strategy but prune and fallback); its failures are handled like the
-	// LLM's.
-	Summarizer Summarizer
-	// LLM configures the OpenAI-compatible summarizer.
-	LLM LLMConfig
-	// AbortOnSummaryFailure makes a failed LLM summary an error that leaves
+	// Summarizer writes the handoff (any Strategy but prune and
+	// fallback); package llm has one for OpenAI-compatible APIs. Its
+	// failures fall back on the deterministic handoff.
+	Summarizer compact.Summarizer
+	// AbortOnSummaryFailure makes a failed summary an error that leaves
 	// the transcript unchanged, instead of falling back.
 	AbortOnSummaryFailure bool
-	// Focus asks the summarizer to pay special attention to a topic.
+	// Focus asks the summarizer to pay special attention to a topic. It
+	// is redacted before it is sent.
 	Focus string
 	// HandoffTokens caps the handoff. Zero sizes it to each compaction:
 	// half the room the kept messages leave under the target, at least 2,000
@@ -113,22 +128,26 @@ type Config struct {
 	// Prune tunes the shortening of tool outputs.
 	Prune PruneConfig
 
-	// Counter counts tokens (default tokens.ForModel(Model)).
+	// Counter counts tokens (nil means tokens.ForModel(Model)).
 	Counter Counter
 	// Redactor masks secrets in the middle before it is summarized, and
-	// checks the handoff (default redact.New with the built-in rules).
+	// checks the handoff (nil means redact.New with the built-in rules).
 	Redactor *redact.Redactor
 	// Observer, when set, receives every event.
 	Observer Observer
 	// Logger receives one record per event; nil logs nothing. Records hold
 	// counts, durations and redacted errors, never transcript content.
 	Logger *slog.Logger
-	// Now returns the current time (default time.Now).
+	// Now returns the current time (nil means time.Now).
 	Now func() time.Time
+
+	// notes are the warnings every record carries: a reserve scaled to a
+	// small Window, counts estimated for a model the table does not know.
+	notes []string
 }
 
 // PruneConfig tunes how tool outputs are shortened, for the summarizer's
-// input and for StrategyPrune.
+// input and for StrategyPrune. A zero field means its default.
 type PruneConfig struct {
 	// MinTokens is the size under which a tool output is left whole
 	// (default 400).
@@ -142,196 +161,174 @@ type PruneConfig struct {
 	MinDuplicateBytes int
 }
 
-// LLMConfig configures the OpenAI-compatible summarizer, in the manner of
-// go-openai's ClientConfig. The zero value talks to api.openai.com with no
-// key; callers pass the key and base URL (cmd/compact reads them from
-// OPENAI_API_KEY and OPENAI_BASE_URL).
-type LLMConfig struct {
-	// BaseURL is the API root, e.g. "https://api.openai.com/v1",
-	// "https://openrouter.ai/api/v1", "http://localhost:11434/v1" (Ollama).
-	BaseURL string
-	APIKey  string
-	// Azure selects Azure OpenAI's deployment URLs and api-key header;
-	// APIVersion is its api-version (default "2024-10-21").
-	Azure      bool
-	APIVersion string
-	// Model is the summarizer's model (default "gpt-4o-mini").
-	Model string
-	// HTTPClient sends the requests (default an http.Client).
-	HTTPClient HTTPDoer
-
-	// Timeout bounds one call (default 2m); TotalTimeout bounds the whole
-	// summary, retries and chunks included (default 10m).
-	Timeout      time.Duration
-	TotalTimeout time.Duration
-	// Retries is how many times a failed call is retried (default 3);
-	// negative disables retries.
-	Retries int
-	// BackoffBase and BackoffMax shape the exponential backoff with jitter
-	// between retries (defaults 1s and 30s). A Retry-After from the server
-	// overrides the backoff.
-	BackoffBase time.Duration
-	BackoffMax  time.Duration
-
-	// ContextTokens is the summarizer model's context (default from the
-	// model table). Windows larger than half of it are summarized in
-	// chunks, each folded into the handoff of the chunks before.
-	ContextTokens int
-	// MaxInputTokens caps the whole input (default three chunks); beyond
-	// it the middle of the window is left out, keeping its start and end.
-	MaxInputTokens int
-	// MaxMessageTokens caps each message of the input (default 2000),
-	// keeping its start and end.
-	MaxMessageTokens int
-	// MaxOutputTokens caps the answer (default 4096).
-	MaxOutputTokens int
-
-	// BreakerFailures consecutive failed calls open the circuit breaker
-	// (default 5); while open, for BreakerCooldown (default 1m), the
-	// provider is not called at all.
-	BreakerFailures int
-	BreakerCooldown time.Duration
-}
-
-// HTTPDoer sends HTTP requests; *http.Client implements it.
-type HTTPDoer interface {
-	Do(*http.Request) (*http.Response, error)
-}
-
 // Defaults.
 const (
-	defaultThreshold       = 0.8
-	defaultTargetShare     = 0.5
-	defaultTailShare       = 0.2
-	defaultMinTail         = 4
-	minHandoffTokens       = 2000
-	maxHandoffTokens       = 8000
-	defaultSummaryModel    = "gpt-4o-mini"
-	defaultAzureAPIVersion = "2024-10-21"
+	// DefaultModel is the model a Config with no Model compacts for; it
+	// is also compact count's default, so both count the same.
+	DefaultModel       = "gpt-4o"
+	DefaultThreshold   = 0.8
+	DefaultTargetShare = 0.5
+	DefaultKeepHead    = 1
+	DefaultMinTail     = 4
+)
+
+const (
+	defaultTailShare = 0.2
+	minHandoffTokens = 2000
+	maxHandoffTokens = 8000
 	// minSavings is the share of tokens a compaction must save to count as
 	// effective.
 	minSavings = 0.10
 )
 
-// DefaultConfig returns the configuration for model with every default
-// filled in, for callers who want to see or adjust them.
-func DefaultConfig(model string) Config {
-	c := Config{Model: model}
-	c.fill()
+// ErrConfig is wrapped by every error New returns for a value that cannot
+// work.
+var ErrConfig = errors.New("invalid compactor config")
+
+// DefaultConfig returns the configuration with every default filled in:
+// DefaultModel (its window and output reserve from the model table),
+// compaction at DefaultThreshold of the usable window down to
+// DefaultTargetShare of the window, one exchange kept at the head, a tail
+// of 20% of the trigger budget and at least DefaultMinTail messages, the
+// auto strategy (the deterministic fallback until a Summarizer is set).
+func DefaultConfig() Config {
+	c := Config{
+		Model:           DefaultModel,
+		Threshold:       DefaultThreshold,
+		TargetShare:     DefaultTargetShare,
+		KeepHead:        DefaultKeepHead,
+		MinTailMessages: DefaultMinTail,
+		Strategy:        StrategyAuto,
+	}
+	c.Prune.fill()
 	return c
 }
 
-// fill sets every zero field to its default. It needs no I/O except
-// creating the default counter and redactor.
-func (c *Config) fill() {
-	m, _ := tokens.LookupModel(c.Model)
-	if c.Window <= 0 {
+// resolve checks every value and fills in those whose zero means "derive
+// it". It returns the model table entry and whether the table knows the
+// model.
+func (c *Config) resolve() (tokens.Model, bool, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	c.notes = nil
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	models := c.Models
+	if models == nil {
+		models = tokens.DefaultModels()
+	}
+	m, known := models.Lookup(c.Model)
+	st, err := ParseStrategy(string(c.Strategy))
+	if err != nil {
+		return m, known, bad("%v", err)
+	}
+	c.Strategy = st
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"Window", c.Window}, {"OutputReserve", c.OutputReserve}, {"TriggerTokens", c.TriggerTokens},
+		{"TargetTokens", c.TargetTokens}, {"KeepHead", c.KeepHead}, {"KeepTailTokens", c.KeepTailTokens},
+		{"MinTailMessages", c.MinTailMessages}, {"HandoffTokens", c.HandoffTokens},
+		{"Prune.MinTokens", c.Prune.MinTokens}, {"Prune.HeadLines", c.Prune.HeadLines},
+		{"Prune.TailLines", c.Prune.TailLines}, {"Prune.MinDuplicateBytes", c.Prune.MinDuplicateBytes},
+	} {
+		if f.v < 0 {
+			return m, known, bad("%s is %d; want 0 or more", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Threshold", c.Threshold}, {"TargetShare", c.TargetShare}} {
+		if math.IsNaN(f.v) || f.v < 0 || f.v > 1 {
+			return m, known, bad("%s is %g; want a share of the window in (0, 1]", f.name, f.v)
+		}
+	}
+	if !known && c.Window == 0 {
+		return m, known, bad("unknown model %q: set Window (counts are then estimated), or a model the table knows (tokens.Models)", c.Model)
+	}
+	if c.Window == 0 {
 		c.Window = m.Window
 	}
-	if c.OutputReserve <= 0 {
+	if !known && c.Counter == nil {
+		c.notes = append(c.notes, fmt.Sprintf("unknown model %q: counts are estimates", c.Model))
+	}
+	if c.OutputReserve == 0 {
 		c.OutputReserve = m.OutputReserve
+		if 2*c.OutputReserve > c.Window && m.Window > 0 {
+			// A window set smaller than the model's (to compact early, or
+			// for a deployment with less context) keeps the model's share
+			// of it for the answer, not the model's absolute reserve.
+			scaled := max(int(math.Round(float64(m.OutputReserve)*float64(c.Window)/float64(m.Window))), 1)
+			c.notes = append(c.notes, fmt.Sprintf("output reserve scaled to %d tokens: %s's %d does not fit a %d-token window",
+				scaled, c.Model, m.OutputReserve, c.Window))
+			c.OutputReserve = scaled
+		}
 	}
 	if c.OutputReserve >= c.Window {
-		c.OutputReserve = 0
+		return m, known, bad("OutputReserve %d leaves no room in a %d-token window", c.OutputReserve, c.Window)
 	}
-	if c.Threshold <= 0 {
-		c.Threshold = defaultThreshold
+	usable := c.Window - c.OutputReserve
+	if c.TriggerTokens > usable {
+		return m, known, bad("TriggerTokens %d is beyond the usable window (%d − %d = %d tokens)", c.TriggerTokens, c.Window, c.OutputReserve, usable)
 	}
-	if c.TargetTokens <= 0 {
-		c.TargetTokens = int(float64(c.Window) * defaultTargetShare)
+	if c.TargetTokens > c.Window {
+		return m, known, bad("TargetTokens %d is larger than the %d-token window", c.TargetTokens, c.Window)
 	}
-	if c.KeepHead == 0 {
-		c.KeepHead = 1
+	if c.HandoffTokens > 0 && c.HandoffTokens < minHandoffBudget {
+		return m, known, bad("HandoffTokens %d cannot hold a handoff's headings and a task; want at least %d", c.HandoffTokens, minHandoffBudget)
 	}
-	if c.MinTailMessages <= 0 {
-		c.MinTailMessages = defaultMinTail
+	if c.HandoffTokens > c.Window {
+		return m, known, bad("HandoffTokens %d is larger than the %d-token window", c.HandoffTokens, c.Window)
 	}
-	if c.Strategy == "" {
-		c.Strategy = StrategyAuto
+	if c.Threshold == 0 {
+		c.Threshold = DefaultThreshold
+	}
+	if c.TargetShare == 0 {
+		c.TargetShare = DefaultTargetShare
+	}
+	if c.TargetTokens == 0 {
+		c.TargetTokens = int(c.TargetShare * float64(c.Window))
+	}
+	if c.Strategy == StrategyLLM && c.Summarizer == nil {
+		return m, known, bad("the llm strategy needs a Summarizer (package llm has one for OpenAI-compatible APIs)")
 	}
 	c.Prune.fill()
-	c.LLM.fill()
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	return m, known, nil
 }
 
+// minHandoffBudget is the smallest HandoffTokens New accepts: the
+// headings of an empty handoff take about 60 tokens, and the deterministic
+// fallback needs room for a task and a few items besides.
+const minHandoffBudget = 200
+
 func (p *PruneConfig) fill() {
-	if p.MinTokens <= 0 {
+	if p.MinTokens == 0 {
 		p.MinTokens = 400
 	}
-	if p.HeadLines <= 0 {
+	if p.HeadLines == 0 {
 		p.HeadLines = 20
 	}
-	if p.TailLines <= 0 {
+	if p.TailLines == 0 {
 		p.TailLines = 10
 	}
-	if p.MinDuplicateBytes <= 0 {
+	if p.MinDuplicateBytes == 0 {
 		p.MinDuplicateBytes = 200
 	}
 }
 
-func (l *LLMConfig) fill() {
-	if l.Model == "" {
-		l.Model = defaultSummaryModel
+// trigger is the size that triggers a compaction.
+func (c *Config) trigger() int {
+	if c.TriggerTokens > 0 {
+		return c.TriggerTokens
 	}
-	if l.Azure && l.APIVersion == "" {
-		l.APIVersion = defaultAzureAPIVersion
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = 2 * time.Minute
-	}
-	if l.TotalTimeout <= 0 {
-		l.TotalTimeout = 10 * time.Minute
-	}
-	if l.Retries == 0 {
-		l.Retries = 3
-	}
-	if l.BackoffBase <= 0 {
-		l.BackoffBase = time.Second
-	}
-	if l.BackoffMax <= 0 {
-		l.BackoffMax = 30 * time.Second
-	}
-	if l.ContextTokens <= 0 {
-		m, _ := tokens.LookupModel(l.Model)
-		l.ContextTokens = m.Window
-	}
-	if l.MaxInputTokens <= 0 {
-		l.MaxInputTokens = 3 * l.chunkTokens()
-	}
-	if l.MaxMessageTokens <= 0 {
-		l.MaxMessageTokens = 2000
-	}
-	if l.MaxOutputTokens <= 0 {
-		l.MaxOutputTokens = 4096
-	}
-	if l.BreakerFailures <= 0 {
-		l.BreakerFailures = 5
-	}
-	if l.BreakerCooldown <= 0 {
-		l.BreakerCooldown = time.Minute
-	}
-}
-
-// chunkTokens is how much transcript one call carries: half the context,
-// leaving room for the instructions, the previous handoff and the answer.
-func (l *LLMConfig) chunkTokens() int {
-	return max(l.ContextTokens/2, 1000)
-}
-
-// attempts is the number of calls one request may make.
-func (l *LLMConfig) attempts() int {
-	if l.Retries < 0 {
-		return 1
-	}
-	return 1 + l.Retries
-}
-
-// configured reports whether the caller pointed the LLM anywhere: with
-// neither a key nor a base URL there is nothing to call.
-func (l *LLMConfig) configured() bool {
-	return l.APIKey != "" || l.BaseURL != ""
+	return int(c.Threshold * float64(c.Window-c.OutputReserve))
 }
 
 // handoffFloor is the handoff room a plan sets aside before the handoff's

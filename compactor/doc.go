@@ -20,9 +20,11 @@
 //  3. Redact and prune the middle: secrets are masked before anything is
 //     summarized; duplicate tool outputs are dropped, long ones shortened
 //     to their first and last lines, images replaced by a placeholder.
-//  4. Summarize: an OpenAI-compatible LLM (with retries, timeouts and a
-//     circuit breaker), or the deterministic fallback. An LLM failure falls
-//     back to the deterministic handoff unless AbortOnSummaryFailure is set.
+//  4. Summarize: the configured compact.Summarizer (package llm asks an
+//     OpenAI-compatible model, with retries, timeouts and a circuit
+//     breaker), or the deterministic fallback. A Summarizer's failure falls
+//     back to the deterministic handoff unless AbortOnSummaryFailure is set;
+//     Result.Fallback says why it was used.
 //  5. Assemble head + pinned messages + handoff + tail, validate it (tool
 //     pairs, byte-identical head and tail, no secret from the middle in the
 //     handoff, the target size) and return it with its compact.Compaction
@@ -31,6 +33,6 @@
 // The Prune strategy skips summarizing: it masks old tool outputs in place,
 // the observation masking that halves the cost of SWE-bench-style agents.
 //
-// The package never reads the environment: callers pass API keys and base
-// URLs in LLMConfig.
+// The package never reads the environment and imports no LLM client: callers
+// build a Summarizer (package llm) and pass it in Config.
 package compactor

@@ -2,11 +2,15 @@ package compactor_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
+	"os"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
 )
 
@@ -31,11 +35,10 @@ func session() compact.Transcript {
 // An agent loop keeps one Compactor and calls Compact before each model
 // call; below the threshold it returns the transcript unchanged, cheaply.
 func ExampleCompactor_Compact() {
-	c, err := compactor.New(compactor.Config{
-		Model:    "gpt-4o",
-		Window:   40000, // a small window, so this session needs compacting
-		Strategy: compactor.StrategyFallback,
-	})
+	cfg := compactor.DefaultConfig() // gpt-4o, compact at 80% of the usable window
+	cfg.Window = 40000               // a small window, so this session needs compacting
+	cfg.Strategy = compactor.StrategyFallback
+	c, err := compactor.New(cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,37 +58,25 @@ func ExampleCompactor_Compact() {
 	// then the handoff: true
 }
 
-// The LLM summarizer talks to any OpenAI-compatible API. The compactor
-// never reads the environment: pass the key and base URL in. An LLM
-// failure falls back to the deterministic handoff unless
-// AbortOnSummaryFailure is set.
-func ExampleLLMConfig() {
-	cfg := compactor.Config{
-		Model: "gpt-4o",
-		LLM: compactor.LLMConfig{
-			BaseURL: "http://localhost:11434/v1", // Ollama; empty for api.openai.com
-			APIKey:  "",                          // e.g. os.Getenv("OPENAI_API_KEY")
-			Model:   "llama3.1",
-			Retries: 2,
-		},
-		Focus: "the database migration",
-		Observer: func(e compactor.Event) {
-			if e.Kind == compactor.EventRetry {
-				log.Printf("summary retry in %s: %v", e.Delay, e.Err)
-			}
-		},
-	}
-	c, err := compactor.New(cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(c.Config().Strategy, c.Config().LLM.Model, c.Config().LLM.Timeout)
-	// Output: auto llama3.1 2m0s
+// New says what is wrong with a configuration instead of replacing it.
+func ExampleNew() {
+	cfg := compactor.DefaultConfig()
+	cfg.Model = "gpt4o" // misspelt: the table does not know it
+	_, err := compactor.New(cfg)
+	fmt.Println(errors.Is(err, compactor.ErrConfig))
+	cfg.Model, cfg.Window, cfg.OutputReserve = "gpt-4o", 16000, 20000
+	_, err = compactor.New(cfg)
+	fmt.Println(err)
+	// Output:
+	// true
+	// compactor: invalid compactor config: OutputReserve 20000 leaves no room in a 16000-token window
 }
 
 // Plan shows where a compaction would cut, without compacting.
 func ExampleCompactor_Plan() {
-	c, _ := compactor.New(compactor.Config{Window: 40000, OutputReserve: 8000, Force: true})
+	cfg := compactor.DefaultConfig()
+	cfg.Window, cfg.OutputReserve, cfg.Force = 40000, 8000, true
+	c, _ := compactor.New(cfg)
 	s := session()
 	p := c.Plan(s)
 	fmt.Printf("keep %d head messages (system, ask, first call and its result)\n", p.HeadEnd)
@@ -95,4 +86,72 @@ func ExampleCompactor_Plan() {
 	// keep 4 head messages (system, ask, first call and its result)
 	// drops the middle: true
 	// trigger: 25600 tokens; the tail ends the session: true
+}
+
+// A complete agent loop: each turn appends the model's call and the tool's
+// result, counts (from the cache, no planning), compacts when over the
+// threshold, and checkpoints; a new process resumes from the last
+// checkpoint with the compacted transcript.
+func Example_agentLoop() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "loop")
+	defer os.RemoveAll(dir)
+	store, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := compactor.DefaultConfig()
+	cfg.Window = 16000 // gpt-4o's tokenizer in a small window: its reserve scales to 2,048
+	cfg.Strategy = compactor.StrategyFallback
+	c, err := compactor.New(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	t := compact.Transcript{Messages: []compact.Message{compact.UserMessage("Make the pkg/cache tests pass.")}}
+	cp := &checkpoint.Checkpoint{Session: "loop-1", Task: "make the pkg/cache tests pass", Status: checkpoint.StatusRunning}
+	parent := "" // a new session
+	for turn := range 60 {
+		id := fmt.Sprintf("call_%d", turn)
+		args, _ := json.Marshal(map[string]string{"cmd": "go test ./pkg/cache"})
+		t.Messages = append(t.Messages,
+			compact.AssistantMessage("", compact.ToolCall{ID: id, Name: "bash", Arguments: args}),
+			compact.ToolErrorMessage(id, strings.Repeat("--- FAIL: TestEvict: got 3 entries, want 2\n", 20)))
+		if _, _, over := c.NeedsCompaction(t); over {
+			res, err := c.Compact(ctx, t)
+			if err != nil {
+				log.Fatal(err) // t is unchanged; a loop could also carry on
+			}
+			if !res.Fits {
+				log.Fatal(res.Overflow())
+			}
+			if res.Changed() {
+				t = res.Transcript
+				cp.Compactions = append(cp.Compactions, res.Record)
+			}
+		}
+		cp.Transcript = &t
+		cp.Steps = append(cp.Steps, checkpoint.Step{ID: id, Tool: "bash", Status: checkpoint.StepCompleted})
+		if err := store.Save(ctx, cp, parent); err != nil { // compare-and-set on the parent
+			log.Fatal(err)
+		}
+		parent = cp.ID
+	}
+
+	// The process dies; the next one resumes where it stopped.
+	r, err := checkpoint.Resume(ctx, store, "loop-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	resumed := *r.Checkpoint.Transcript
+	n, trigger, _ := c.NeedsCompaction(resumed)
+	fmt.Println("compacted:", len(r.Checkpoint.Compactions) > 0)
+	fmt.Println("under the trigger:", n < trigger)
+	fmt.Println("steps done:", len(r.Checkpoint.Steps))
+	fmt.Println("ask kept:", resumed.Messages[0].Text())
+	// Output:
+	// compacted: true
+	// under the trigger: true
+	// steps done: 60
+	// ask kept: Make the pkg/cache tests pass.
 }

@@ -13,18 +13,16 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/sample"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// corpusDir is the repository's one copy of the shared corpus of real
-// transcripts.
-const corpusDir = "../testdata/corpus/transcripts"
-
-// goldenCorpus names the corpus transcripts that have golden files: one or
-// two in each agent's format, including both synthetic sessions that hold
-// the agents' own compaction markers.
-var goldenCorpus = []string{
+// corpusCases names the shared corpus's transcripts the compaction is
+// checked on: one or two in each agent's format, including both synthetic
+// sessions that hold the agents' own compaction markers.
+var corpusCases = []string{
 	"claudecode_agentcmd_full-session-two.jsonl",
 	"claudecode_agenthistory_session_with_compaction.synthetic.jsonl",
 	"codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl",
@@ -36,68 +34,109 @@ var goldenCorpus = []string{
 	"sweagent_marshmallow-1867_function_calling.traj",
 }
 
-// TestGoldenFallback compacts each goldenCorpus transcript with the
-// deterministic fallback (forced, gpt-4o's window) and compares the
-// compacted transcript, in its own format, the handoff and the record with
-// the golden files. Formats whose reader or writer is not registered yet
-// are skipped by name.
-func TestGoldenFallback(t *testing.T) {
-	for _, name := range goldenCorpus {
-		path := filepath.Join(corpusDir, name)
-		t.Run(name, func(t *testing.T) {
-			in := readCorpus(t, path)
-			cfg := Config{Model: "gpt-4o", Force: true, Strategy: StrategyFallback,
-				Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }}
-			res, err := mustNew(t, cfg).Compact(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkInvariants(t, in, res)
-			var out bytes.Buffer
-			if err := format.Write(&out, res.Transcript, format.Name(in.Format)); err != nil {
-				t.Fatalf("write %s: %v", in.Format, err)
-			}
-			rec := res.Record
-			rec.Duration = 0
-			recJSON, _ := json.MarshalIndent(struct {
-				Record compact.Compaction `json:"record"`
-				Plan   Plan               `json:"plan"`
-			}{rec, res.Plan}, "", "  ")
-			handoff := ""
-			if res.Handoff != nil {
-				handoff = res.Handoff.Render()
-			}
-			golden(t, name+".compacted", out.Bytes())
-			golden(t, name+".handoff.md", []byte(handoff))
-			golden(t, name+".record.json", append(recJSON, '\n'))
+// goldenConfig is the compaction of the golden and corpus tests: the
+// deterministic fallback, forced, in gpt-4o's window, at a fixed time.
+func goldenConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Force, cfg.Strategy = true, StrategyFallback
+	cfg.Now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }
+	return cfg
+}
 
-			// The written output reads back in its format with no new
-			// orphan, and compacting it again folds the handoff.
-			back, err := format.Read(bytes.NewReader(out.Bytes()), name, "")
-			if err != nil {
-				t.Fatalf("read back: %v", err)
-			}
-			known := map[string]bool{}
-			for _, o := range in.Orphans() {
-				known[o.CallID] = true
-			}
-			for _, o := range back.Orphans() {
-				if !known[o.CallID] {
-					t.Fatalf("written output has a new orphan %s %q", o.Kind, o.CallID)
-				}
-			}
-			again, err := mustNew(t, cfg).Compact(context.Background(), back)
+// fallbackOutput is what a forced fallback compaction of a transcript
+// produces: the compacted transcript written in its own format, the
+// handoff, and the record with its plan.
+type fallbackOutput struct {
+	compacted, handoff, record []byte
+}
+
+// compactFallback compacts in with goldenConfig and checks the result: the
+// invariants hold, the written output reads back in its format with no new
+// orphan, and compacting it again folds the handoff.
+func compactFallback(t *testing.T, in compact.Transcript, name string) fallbackOutput {
+	t.Helper()
+	cfg := goldenConfig()
+	res, err := mustNew(t, cfg).Compact(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, in, res)
+	var out bytes.Buffer
+	if err := format.Write(&out, res.Transcript, format.Name(in.Format)); err != nil {
+		t.Fatalf("write %s: %v", in.Format, err)
+	}
+	rec := res.Record
+	rec.Duration = 0
+	recJSON, _ := json.MarshalIndent(struct {
+		Record compact.Compaction `json:"record"`
+		Plan   Plan               `json:"plan"`
+	}{rec, res.Plan}, "", "  ")
+	handoff := ""
+	if res.Handoff != nil {
+		handoff = res.Handoff.Render()
+	}
+
+	back, err := format.Read(bytes.NewReader(out.Bytes()), name, "")
+	if err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	known := map[string]bool{}
+	for _, o := range in.Orphans() {
+		known[o.CallID] = true
+	}
+	for _, o := range back.Orphans() {
+		if !known[o.CallID] {
+			t.Fatalf("written output has a new orphan %s %q", o.Kind, o.CallID)
+		}
+	}
+	again, err := mustNew(t, cfg).Compact(context.Background(), back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Changed() {
+		checkInvariants(t, back, again)
+	}
+	return fallbackOutput{compacted: out.Bytes(), handoff: []byte(handoff), record: append(recJSON, '\n')}
+}
+
+// TestGoldenFallback compacts each of the repository's sample sessions
+// (package internal/sample, one per format, as checked in under
+// testdata/sessions) with the deterministic fallback, checks the result
+// (compactFallback) and compares the compacted transcript, the handoff and
+// the record with testdata/golden/NAME.*; go test ./compactor -update
+// rewrites them.
+func TestGoldenFallback(t *testing.T) {
+	for _, f := range sample.Files(sample.DefaultSeed) {
+		t.Run(f.Name, func(t *testing.T) {
+			in, err := format.Read(bytes.NewReader(f.Data), f.Name, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.Changed() {
-				checkInvariants(t, back, again)
-			}
+			out := compactFallback(t, in, f.Name)
+			golden(t, f.Name+".compacted", out.compacted)
+			golden(t, f.Name+".handoff.md", out.handoff)
+			golden(t, f.Name+".record.json", out.record)
 		})
 	}
 }
 
-func readCorpus(t *testing.T, path string) compact.Transcript {
+// TestCorpusFallback compacts each corpusCases transcript with the
+// deterministic fallback and checks the result (compactFallback). Golden
+// files are over the repository's own sample sessions: third-party text is
+// not copied into the repository, not even as a golden file.
+func TestCorpusFallback(t *testing.T) {
+	corpus.Dir(t, corpus.Transcripts)
+	for _, name := range corpusCases {
+		t.Run(name, func(t *testing.T) {
+			in := readTranscript(t, corpus.Path(t, corpus.Transcripts, name))
+			compactFallback(t, in, name)
+		})
+	}
+}
+
+// readTranscript reads the transcript at path, failing t when its format
+// has no writer (every format the tests name has one).
+func readTranscript(t *testing.T, path string) compact.Transcript {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -109,7 +148,7 @@ func readCorpus(t *testing.T, path string) compact.Transcript {
 		t.Fatal(err)
 	}
 	if fm, _ := format.Lookup(format.Name(in.Format)); fm.Write == nil {
-		t.Skipf("no writer registered yet for %s", in.Format)
+		t.Fatalf("no writer registered for %s", in.Format)
 	}
 	return in
 }
@@ -148,13 +187,13 @@ func firstDiff(want, got string) string {
 			g = gl[i]
 		}
 		if w != g {
-			return "line " + itoa(i+1) + ":\n- " + clip(w) + "\n+ " + clip(g)
+			return "line " + itoa(i+1) + ":\n- " + excerpt(w) + "\n+ " + excerpt(g)
 		}
 	}
 	return "(equal lines, different bytes)"
 }
 
-func clip(s string) string {
+func excerpt(s string) string {
 	if len(s) > 300 {
 		return s[:300] + "…"
 	}

@@ -122,7 +122,9 @@ func newTestRedactor(t tb, values ...string) *redact.Redactor {
 
 // testConfig is a small-window configuration with exact counts.
 func testConfig() Config {
-	return Config{Window: 10000, OutputReserve: 1000, Counter: byteCounter{}, Strategy: StrategyFallback}
+	cfg := DefaultConfig()
+	cfg.Window, cfg.OutputReserve, cfg.Counter, cfg.Strategy = 10000, 1000, byteCounter{}, StrategyFallback
+	return cfg
 }
 
 func mustNew(t tb, cfg Config) *Compactor {

@@ -104,19 +104,11 @@ func (l *layout) sum(from, to int) int {
 	return s
 }
 
-// isSummary reports whether m summarises earlier turns: marked so by its
-// reader, or a compact handoff by its text (a reader of a format with no
-// place for the mark may not set it).
-func isSummary(m *compact.Message) bool {
-	if m.Summary {
-		return true
-	}
-	if m.Role != compact.RoleUser {
-		return false
-	}
+// holdsOpaque reports whether m holds content only its provider can read.
+func holdsOpaque(m *compact.Message) bool {
 	for _, p := range m.Parts {
-		if p.Type == compact.PartText {
-			return compact.IsHandoffText(p.Text)
+		if p.Type == compact.PartOpaque {
+			return true
 		}
 	}
 	return false
@@ -131,10 +123,7 @@ func isSystem(m *compact.Message) bool {
 func (cfg *Config) plan(l *layout) Plan {
 	n := len(l.msgs)
 	p := Plan{Tokens: l.total, Target: cfg.TargetTokens}
-	p.Trigger = cfg.TriggerTokens
-	if p.Trigger <= 0 {
-		p.Trigger = int(cfg.Threshold * float64(cfg.Window-cfg.OutputReserve))
-	}
+	p.Trigger = cfg.trigger()
 	budgetBase := p.Trigger
 	if cfg.Force && l.total < budgetBase {
 		budgetBase = l.total
@@ -148,7 +137,7 @@ func (cfg *Config) plan(l *layout) Plan {
 	lastAssistant, latestAsk := -1, -1
 	for i := range l.msgs {
 		m := &l.msgs[i]
-		summary := isSummary(m)
+		summary := m.IsSummary()
 		if summary {
 			if firstSummary < 0 {
 				firstSummary = i
@@ -177,10 +166,13 @@ func (cfg *Config) plan(l *layout) Plan {
 
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		m := &l.msgs[i]
-		if isSummary(m) || l.grouped[i] {
+		opaque := holdsOpaque(m)
+		if m.IsSummary() && !opaque || l.grouped[i] {
 			continue
 		}
-		if i == latestAsk || (isSystem(m) && !cfg.SummarizeSystemNotes) {
+		// A provider's own compaction (compact.PartOpaque) cannot be read,
+		// so it cannot be folded into the handoff: it is kept.
+		if i == latestAsk || (isSystem(m) && !cfg.SummarizeSystemNotes) || opaque {
 			p.Pinned = append(p.Pinned, i)
 			p.PinnedTokens += l.counts[i]
 		}

@@ -103,8 +103,8 @@ func genConfig(t *rapid.T) Config {
 	cfg.Window = rapid.SampledFrom([]int{2000, 10000, 50000}).Draw(t, "window")
 	cfg.OutputReserve = cfg.Window / 10
 	cfg.Force = rapid.Bool().Draw(t, "force")
-	cfg.KeepHead = rapid.SampledFrom([]int{-1, 1, 2}).Draw(t, "keep-head")
-	cfg.MinTailMessages = rapid.IntRange(1, 6).Draw(t, "min-tail")
+	cfg.KeepHead = rapid.SampledFrom([]int{0, 1, 2}).Draw(t, "keep-head")
+	cfg.MinTailMessages = rapid.IntRange(0, 6).Draw(t, "min-tail")
 	cfg.KeepTailTokens = rapid.SampledFrom([]int{0, 50, 2000}).Draw(t, "tail-tokens")
 	cfg.SummarizeSystemNotes = rapid.Bool().Draw(t, "fold-notes")
 	switch rapid.IntRange(0, 4).Draw(t, "summarizer") {

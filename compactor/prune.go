@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"hash/maphash"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/clip"
 )
 
 // Markers left where pruning removed something. They say what happened so
@@ -17,7 +17,6 @@ const (
 	duplicateMarker = "[compact: duplicate tool output omitted; the same output appears again later]"
 	imageMarker     = "[compact: image omitted%s]"
 	linesMarker     = "[... compact: %d lines omitted ...]"
-	bytesMarker     = "[... compact: %d bytes omitted ...]"
 )
 
 // pruneStats counts what pruning did.
@@ -202,7 +201,7 @@ func (pc *PruneConfig) shorten(s string, count func(string) int) (string, bool) 
 		}
 	}
 	if len(out) > maxBytes {
-		out = keepEnds(out, maxBytes, bytesMarker)
+		out = clip.Ends(out, maxBytes, clip.BytesMarker)
 	}
 	return out, true
 }
@@ -232,23 +231,4 @@ func lastNthIndex(s string, c byte, n int) int {
 		i = k
 	}
 	return i
-}
-
-// keepEnds keeps about two thirds of maxBytes from the start of s and one
-// third from the end, on rune boundaries, with marker (a format taking the
-// omitted byte count) between.
-func keepEnds(s string, maxBytes int, marker string) string {
-	if len(s) <= maxBytes {
-		return s
-	}
-	head := maxBytes * 2 / 3
-	tail := maxBytes - head
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	from := len(s) - tail
-	for from < len(s) && !utf8.RuneStart(s[from]) {
-		from++
-	}
-	return s[:head] + "\n" + fmt.Sprintf(marker, from-head) + "\n" + s[from:]
 }

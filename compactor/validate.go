@@ -78,7 +78,7 @@ func checkResult(in *compact.Transcript, out *compact.Transcript, origin []int, 
 		if want, ok := digests[o]; ok && digest(m) != want {
 			return fail("kept message %d (input %d, id %q) differs from the input", i, o, in.Messages[o].ID)
 		}
-		if handoffText != "" && isSummary(m) {
+		if handoffText != "" && m.IsSummary() {
 			return fail("message %d is an earlier summary left beside the new handoff", i)
 		}
 	}
@@ -196,7 +196,7 @@ func secureHandoff(h compact.Handoff, sec *secrets, r *redact.Redactor) (compact
 	changed := 0
 	clean := func(s string) string {
 		orig := s
-		s = r.String(sec.mask(stripMarkers(s)))
+		s = r.String(sec.mask(compact.StripHandoffMarkers(s)))
 		if s != orig {
 			changed++
 		}

@@ -3,7 +3,6 @@ package fallback_test
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -13,6 +12,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/fallback"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
 	"github.com/compactkit/compact/redact"
 )
 
@@ -37,15 +37,29 @@ var (
 	bigErr    error
 )
 
+// benchTranscripts are the shared corpus's transcripts the benchmarks'
+// windows are made of: one or two of each agent's format.
+var benchTranscripts = []string{
+	"claudecode_agentcmd_full-session-two.jsonl",
+	"claudecode_agenthistory_session_with_compaction.synthetic.jsonl",
+	"codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl",
+	"codex_agenthistory_session_with_compaction.synthetic.jsonl",
+	"gemini_agentcmd_session-2025-10-27T19-55-981c87cb.json",
+	"minisweagent_deepseek_chat_test_1-100_django__django-11099.traj.json",
+	"openhands_traj_basic_gui_mode.json",
+	"sweagent_ctf_web_i_got_id_demo.traj",
+	"sweagent_gpt4_test-repo-i1.traj",
+}
+
 // realWindow returns a window of at least size bytes of content, made of
-// the golden corpus transcripts repeated (call ids renamed per copy, so
-// calls still pair with their own results).
+// the benchTranscripts repeated (call ids renamed per copy, so calls still
+// pair with their own results). It skips tb where the shared corpus is
+// missing.
 func realWindow(tb testing.TB, size int) []compact.Message {
 	tb.Helper()
-	files, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*.json*"))
-	files = append(files, must(filepath.Glob(filepath.Join("testdata", "corpus", "*.traj")))...)
 	var base []compact.Message
-	for _, f := range files {
+	for _, name := range benchTranscripts {
+		f := corpus.Path(tb, corpus.Transcripts, name)
 		data, err := os.ReadFile(f)
 		if err != nil {
 			tb.Fatal(err)
@@ -55,9 +69,6 @@ func realWindow(tb testing.TB, size int) []compact.Message {
 			tb.Fatal(err)
 		}
 		base = append(base, tr.Messages...)
-	}
-	if len(base) == 0 {
-		tb.Fatal("no corpus in testdata/corpus")
 	}
 	var out []compact.Message
 	for copyN := 0; windowBytes(out) < size; copyN++ {
@@ -79,13 +90,6 @@ func realWindow(tb testing.TB, size int) []compact.Message {
 		}
 	}
 	return out
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 // cpuTime returns the CPU time the process has used, all threads. The
@@ -116,6 +120,7 @@ func benchBuild(b *testing.B, window []compact.Message, cfg fallback.Config) {
 }
 
 func tenMB(b *testing.B) []compact.Message {
+	corpus.Dir(b, corpus.Transcripts) // skip here, not inside the Once
 	bigOnce.Do(func() { bigWindow = realWindow(b, 10<<20) })
 	if bigErr != nil {
 		b.Fatal(bigErr)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/fallback"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -33,27 +33,20 @@ import (
 // handoff (and each compacted transcript) there, so score_handoff.py can
 // be run on it by hand.
 var (
-	corpusFlag   = flag.String("corpus", "", "the corpus directory (holding handoff/ and transcripts/); default: the first of "+strings.Join(corpusRoots, ", ")+" that exists")
+	corpusFlag   = flag.String("corpus", "", "the corpus directory (holding handoff/ and transcripts/); default: the shared corpus, found by package internal/corpus")
 	retentionOut = flag.String("retention.out", "", "write each labelled transcript's handoff to this directory")
 )
 
-// corpusRoots are where the corpus may be, relative to this package: in
-// the repository, or in the shared folder beside the checkout.
-var corpusRoots = []string{"../testdata/corpus", "../../shared/corpus"}
-
 // corpusPath returns the directory of part sub ("handoff", "transcripts")
-// of the corpus: under -corpus when given, else under the first of
-// corpusRoots that holds it.
-func corpusPath(sub string) string {
+// of the corpus: under -corpus when given, else in the shared corpus
+// (skipping tb where it is missing, failing it under
+// COMPACT_REQUIRE_CORPUS).
+func corpusPath(tb testing.TB, sub string) string {
+	tb.Helper()
 	if *corpusFlag != "" {
 		return filepath.Join(*corpusFlag, sub)
 	}
-	for _, root := range corpusRoots {
-		if fi, err := os.Stat(filepath.Join(root, sub)); err == nil && fi.IsDir() {
-			return filepath.Join(root, sub)
-		}
-	}
-	return filepath.Join(corpusRoots[0], sub)
+	return corpus.Dir(tb, sub)
 }
 
 // labels is the part of a NAME.labels.json file the measurement reads.
@@ -93,13 +86,15 @@ type labelled struct {
 }
 
 // loadLabelled reads every labels file and its transcript. It skips the
-// test when the corpus is not there.
+// test when the corpus is not there, and fails it when the corpus is there
+// without labels.
 func loadLabelled(t testing.TB) []labelled {
 	t.Helper()
-	dir := corpusPath("handoff")
+	dir := corpusPath(t, corpus.Handoff)
+	transcripts := corpusPath(t, corpus.Transcripts)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.labels.json"))
 	if len(files) == 0 {
-		t.Skipf("no labelled corpus at %s (set -corpus)", dir)
+		t.Fatalf("no labelled transcripts (*.labels.json) in %s", dir)
 	}
 	sort.Strings(files)
 	var out []labelled
@@ -113,11 +108,7 @@ func loadLabelled(t testing.TB) []labelled {
 			t.Fatalf("%s: %v", f, err)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".labels.json")
-		tr, window, askIn, head, tail, err := middleWindow(l)
-		if errors.Is(err, format.ErrUnknownFormat) {
-			t.Logf("%s: SKIPPED, no reader for its format yet: %v", name, err)
-			continue
-		}
+		tr, window, askIn, head, tail, err := middleWindow(transcripts, l)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -137,8 +128,8 @@ func loadLabelled(t testing.TB) []labelled {
 // its first Source.Records entry equals (compared as compacted JSON,
 // matching forward so that repeated identical records map in order), and
 // it belongs to the window when that record does.
-func middleWindow(l labels) (tr compact.Transcript, window []compact.Message, askIn bool, head, tail string, err error) {
-	path := filepath.Join(corpusPath("transcripts"), l.Transcript)
+func middleWindow(dir string, l labels) (tr compact.Transcript, window []compact.Message, askIn bool, head, tail string, err error) {
+	path := filepath.Join(dir, l.Transcript)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return tr, nil, false, "", "", err
@@ -379,7 +370,7 @@ func pythonScore(t *testing.T, labelsFile, handoffFile string) (float64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	out, err := exec.Command(py, filepath.Join(corpusPath("handoff"), "score_handoff.py"), labelsFile, handoffFile, "--quiet").Output()
+	out, err := exec.Command(py, filepath.Join(corpusPath(t, corpus.Handoff), "score_handoff.py"), labelsFile, handoffFile, "--quiet").Output()
 	if err != nil {
 		t.Logf("score_handoff.py: %v", err)
 		return 0, false
@@ -454,7 +445,7 @@ func TestRetention(t *testing.T) {
 		if sc.leaks > 0 {
 			t.Errorf("%s: %d secrets leaked", s.name, sc.leaks)
 		}
-		labelsFile := filepath.Join(corpusPath("handoff"), s.name+".labels.json")
+		labelsFile := filepath.Join(corpusPath(t, corpus.Handoff), s.name+".labels.json")
 		if py, ok := pythonScore(t, labelsFile, file); ok && fmt.Sprintf("%.4f", py) != fmt.Sprintf("%.4f", sc.midShare()) {
 			t.Errorf("%s: score_handoff.py says middle share %.4f, the Go port %.4f", s.name, py, sc.midShare())
 		}
@@ -491,7 +482,9 @@ func countTokens(s string) int {
 // budget).
 func TestRetentionCompacted(t *testing.T) {
 	sets := loadLabelled(t)
-	c, err := compactor.New(compactor.Config{Window: 32000, Force: true, Strategy: compactor.StrategyFallback})
+	cfg := compactor.DefaultConfig()
+	cfg.Window, cfg.Force, cfg.Strategy = 32000, true, compactor.StrategyFallback
+	c, err := compactor.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

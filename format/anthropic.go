@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Anthropic Messages, as the API reference documents a request
@@ -25,7 +27,7 @@ func init() {
 		Name:        Anthropic,
 		Description: `Anthropic Messages: {"system", "messages", "tools"}, or a bare array of messages`,
 		Sniff:       sniffAnthropic,
-		Read:        readAnthropic,
+		read:        readAnthropic,
 		Write:       writeAnthropic,
 	})
 }
@@ -62,7 +64,8 @@ type anBlock struct {
 	Title     string          `json:"title"`
 }
 
-func readAnthropic(r io.Reader, name string) (compact.Transcript, error) {
+func readAnthropic(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `an Anthropic Messages request {"system", "messages"} or an array of messages`
 	doc, err := readJSONDoc(r, name, Anthropic, expected, "messages")
 	if err != nil {
@@ -86,7 +89,7 @@ func readAnthropic(r io.Reader, name string) (compact.Transcript, error) {
 			case "messages":
 				if f.value != nil {
 					return t, &Error{File: name, Format: Anthropic, Offset: f.offset,
-						Msg: fmt.Sprintf(`field "messages": expected an array of messages, got %s`, describeJSON(f.value))}
+						Msg: fmt.Sprintf(`field "messages": expected an array of messages, got %s`, jsonscan.Describe(f.value))}
 				}
 			case "system":
 				if t.Envelope == nil {
@@ -131,7 +134,7 @@ func anthropicSystem(raw json.RawMessage) (compact.Message, bool, error) {
 		}
 		m.Parts = parts
 	default:
-		return m, false, fmt.Errorf(`field "system": expected a string or an array of text blocks, got %s`, describeJSON(raw))
+		return m, false, fmt.Errorf(`field "system": expected a string or an array of text blocks, got %s`, jsonscan.Describe(raw))
 	}
 	keepSource(&m, Anthropic, 0, anthropicSystemID, raw)
 	return m, true, nil
@@ -151,6 +154,9 @@ func decodeAnthropicMessage(raw json.RawMessage, index int) (compact.Message, er
 		return m, &recordError{msg: err.Error()}
 	}
 	m.Parts = parts
+	// A message holding the API's compaction block summarises what came
+	// before it.
+	m.Summary = slices.ContainsFunc(parts, func(p compact.Part) bool { return p.Type == compact.PartOpaque })
 	keepSource(&m, Anthropic, index, o.ID, raw)
 	return m, nil
 }
@@ -165,8 +171,8 @@ func anthropicContent(raw json.RawMessage) ([]compact.Part, error) {
 // (each a tool-result part with the same call id).
 func anthropicBlockParts(raw json.RawMessage) ([]compact.Part, error) {
 	var b anBlock
-	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
-		return nil, fmt.Errorf("expected a content block object, got %s", describeJSON(raw))
+	if i := jsonscan.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return nil, fmt.Errorf("expected a content block object, got %s", jsonscan.Describe(raw))
 	}
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return nil, fmt.Errorf("expected a content block: %w", err)
@@ -186,6 +192,15 @@ func anthropicBlockParts(raw json.RawMessage) ([]compact.Part, error) {
 		return []compact.Part{{Type: compact.PartThinking, Text: b.Thinking}}, nil
 	case "redacted_thinking": // encrypted: only the source record carries it
 		return []compact.Part{{Type: compact.PartThinking}}, nil
+	case "compaction":
+		// The API's own compaction (context_management compact_*): the
+		// summary it continues from, kept as the API gave it and never
+		// read as text.
+		content, ok := jsonscan.Unquote([]byte(bytes.TrimSpace(b.Content)))
+		if !ok && b.Text != nil {
+			content = *b.Text
+		}
+		return []compact.Part{{Type: compact.PartOpaque, Text: content}}, nil
 	case "tool_use", "server_tool_use", "mcp_tool_use":
 		return []compact.Part{{Type: compact.PartToolCall,
 			ToolCall: &compact.ToolCall{ID: b.ID, Name: b.Name, Arguments: compactJSON(b.Input)}}}, nil
@@ -244,7 +259,7 @@ func anthropicResult(id string, content json.RawMessage, isError bool) ([]compac
 	}
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(content, &blocks); err != nil {
-		return nil, fmt.Errorf("tool_result content: expected a string or an array of blocks, got %s", describeJSON(content))
+		return nil, fmt.Errorf("tool_result content: expected a string or an array of blocks, got %s", jsonscan.Describe(content))
 	}
 	var out []compact.Part
 	for i, raw := range blocks {
@@ -359,7 +374,7 @@ func sniffAnthropic(head []byte) int {
 				return 0 // an agent's own file with a "messages" list
 			}
 		}
-		items = sniffArray(msgs.value, sniffItems)
+		items = headItems(msgs.value, sniffItems)
 	default:
 		return 0
 	}

@@ -107,7 +107,7 @@ func anthropicToolsValue(old json.RawMessage, tools []compact.ToolDef) json.RawM
 		}
 		out[i] = tool{d.Name, d.Description, schema}
 	}
-	return mustMarshal(out)
+	return jsonOf(out)
 }
 
 // anOut is one Anthropic message being written.
@@ -142,13 +142,13 @@ func (e *anEncoder) records() []json.RawMessage {
 		var content json.RawMessage
 		switch {
 		case len(o.blocks) == 1 && o.text != nil:
-			content = mustMarshal(*o.text)
+			content = jsonOf(*o.text)
 		case len(o.blocks) == 0:
 			content = json.RawMessage(`""`)
 		default:
-			content = mustMarshal(o.blocks)
+			content = jsonOf(o.blocks)
 		}
-		recs = append(recs, mustMarshal(struct {
+		recs = append(recs, jsonOf(struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		}{o.role, content}))
@@ -185,9 +185,9 @@ func (e *anEncoder) system(msgs []compact.Message) json.RawMessage {
 	case len(blocks) == 0:
 		return nil
 	case len(blocks) == 1 && !reused:
-		return mustMarshal(texts[0])
+		return jsonOf(texts[0])
 	}
-	return mustMarshal(blocks)
+	return jsonOf(blocks)
 }
 
 // fromAnthropicSystem reports whether m was read from a request's top-level
@@ -348,14 +348,14 @@ func (e *anEncoder) block(parts []compact.Part) (raw json.RawMessage, reused boo
 		if tc == nil {
 			tc = &compact.ToolCall{}
 		}
-		return mustMarshal(struct {
+		return jsonOf(struct {
 			Type  string          `json:"type"`
 			ID    string          `json:"id"`
 			Name  string          `json:"name"`
 			Input json.RawMessage `json:"input"`
 		}{"tool_use", tc.ID, tc.Name, argsObject(tc.Arguments)}), false
 	case compact.PartThinking:
-		return mustMarshal(struct {
+		return jsonOf(struct {
 			Type     string `json:"type"`
 			Thinking string `json:"thinking"`
 		}{"thinking", p.Text}), false
@@ -368,7 +368,7 @@ func (e *anEncoder) block(parts []compact.Part) (raw json.RawMessage, reused boo
 }
 
 func textBlock(s string) json.RawMessage {
-	return mustMarshal(struct {
+	return jsonOf(struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}{"text", s})
@@ -386,11 +386,11 @@ func imageBlock(img *compact.Image) json.RawMessage {
 	case img.Data != "":
 		src = source{Type: "base64", MediaType: img.MediaType, Data: img.Data}
 	default:
-		if mt, data, ok := parseDataURL(img.URL); ok {
+		if mt, data, ok := splitDataURL(img.URL); ok {
 			src = source{Type: "base64", MediaType: mt, Data: data}
 		}
 	}
-	return mustMarshal(struct {
+	return jsonOf(struct {
 		Type   string `json:"type"`
 		Source source `json:"source"`
 	}{"image", src})
@@ -408,7 +408,7 @@ func resultBlock(id string, content []compact.Part, isError bool) json.RawMessag
 	b := block{Type: "tool_result", ToolUseID: id, IsError: isError}
 	switch {
 	case len(content) == 1 && content[0].Type == compact.PartText:
-		b.Content = mustMarshal(content[0].Text)
+		b.Content = jsonOf(content[0].Text)
 	case len(content) > 0:
 		blocks := make([]json.RawMessage, len(content))
 		for i, p := range content {
@@ -418,9 +418,9 @@ func resultBlock(id string, content []compact.Part, isError bool) json.RawMessag
 				blocks[i] = textBlock(p.Text)
 			}
 		}
-		b.Content = mustMarshal(blocks)
+		b.Content = jsonOf(blocks)
 	}
-	return mustMarshal(b)
+	return jsonOf(b)
 }
 
 // loadSource indexes the blocks of m's source record, when m was read from

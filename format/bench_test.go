@@ -26,7 +26,7 @@ const benchCodexSource = "codex_agentcmd_rollout-2025-09-24T19-22-20-01997e76-d1
 // buildCodexRollout writes a rollout of at least size bytes to dir.
 func buildCodexRollout(tb testing.TB, dir string, size int) (string, int64) {
 	tb.Helper()
-	src, err := os.ReadFile(corpusPath(benchCodexSource))
+	src, err := os.ReadFile(corpusPath(tb, benchCodexSource))
 	if err != nil {
 		tb.Fatal(err)
 	}

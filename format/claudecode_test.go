@@ -23,7 +23,7 @@ func readCC(t *testing.T, src string) compact.Transcript {
 
 func readCorpus(t *testing.T, file string) compact.Transcript {
 	t.Helper()
-	data, err := os.ReadFile(corpusPath(file))
+	data, err := os.ReadFile(corpusPath(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func ccRecords(t *testing.T, out []byte) ([]map[string]any, [][]byte) {
 // record; records are byte-identical but for re-pointed parentUuids.
 func TestClaudeCodeWritesNativeCompaction(t *testing.T) {
 	const file = "claudecode_agentcmd_full-session-four.jsonl"
-	data, err := os.ReadFile(corpusPath(file))
+	data, err := os.ReadFile(corpusPath(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestClaudeCodeExportCompaction(t *testing.T) {
 // goes); every other line stays as read.
 func TestClaudeCodeChangedMessage(t *testing.T) {
 	const file = "claudecode_agentcmd_full-session-four.jsonl"
-	data, _ := os.ReadFile(corpusPath(file))
+	data, _ := os.ReadFile(corpusPath(t, file))
 	tr := readCorpus(t, file)
 	idx := -1
 	for i, m := range tr.Messages {

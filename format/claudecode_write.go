@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Writing Claude Code sessions.
@@ -79,7 +79,7 @@ type ccKV struct {
 }
 
 func writeClaudeCode(w io.Writer, t compact.Transcript) error {
-	export := len(t.Envelope) > 0 && memberOf(t.Envelope, "loglines") != nil
+	export := len(t.Envelope) > 0 && len(jsonscan.Lookup(t.Envelope, "loglines")) > 0
 	recs := ccEncode(&t, !export)
 	if export {
 		return fillList(w, t.Envelope, "loglines", recs)
@@ -126,8 +126,8 @@ func ccEncodeMessage(m *compact.Message, ctx *ccContext, remap map[string]string
 	}
 	content := ccContentJSON(m)
 	if tmpl := ccTemplate(m); tmpl != nil {
-		msgObj := memberOf(tmpl, "message")
-		set := map[string]json.RawMessage{"message": withMembers(msgObj, map[string]json.RawMessage{"content": content}, []string{"content"})}
+		msgObj := jsonscan.Lookup(tmpl, "message")
+		set := map[string]json.RawMessage{"message": jsonscan.SetMembers(msgObj, map[string]json.RawMessage{"content": content}, []string{"content"})}
 		order := []string{"message"}
 		var drop []string
 		if m.Summary {
@@ -139,14 +139,22 @@ func ccEncodeMessage(m *compact.Message, ctx *ccContext, remap map[string]string
 		if m.Role != compact.RoleAssistant {
 			drop = append(drop, "toolUseResult")
 		}
-		raw := withMembers(tmpl, set, order, drop...)
-		first := memberString(tmpl, "uuid")
+		raw := jsonscan.SetMembers(tmpl, set, order, drop...)
+		first := jsonscan.LookupString(tmpl, "uuid")
+		raws := [][]byte{raw}
 		for _, rec := range m.Source.Records[1:] {
-			if u := memberString(rec, "uuid"); u != "" && first != "" {
-				remap[u] = first
+			switch jsonscan.LookupString(rec, "type") {
+			case ccUser, ccAssistant, ccSummary:
+				if u := jsonscan.LookupString(rec, "uuid"); u != "" && first != "" {
+					remap[u] = first
+				}
+			default:
+				// A metadata record that sat inside the message (progress,
+				// a snapshot) stays, after it.
+				raws = append(raws, rec)
 			}
 		}
-		return ccOut{raws: [][]byte{raw}}
+		return ccOut{raws: raws}
 	}
 	return ctx.fresh(m, content)
 }
@@ -158,7 +166,7 @@ func ccTemplate(m *compact.Message) []byte {
 		return nil
 	}
 	for _, rec := range m.Source.Records {
-		if v := memberOf(rec, "message"); len(v) > 0 && v[0] == '{' {
+		if v := jsonscan.Lookup(rec, "message"); len(v) > 0 && v[0] == '{' {
 			return rec
 		}
 	}
@@ -214,7 +222,7 @@ func ccChain(out []ccOut, ctx *ccContext, compacting bool, remap map[string]stri
 			recs = append(recs, raw)
 			live[uuid] = true
 			prev = uuid
-			if t := memberString(raw, "type"); t == ccUser || t == ccAssistant {
+			if t := jsonscan.LookupString(raw, "type"); t == ccUser || t == ccAssistant {
 				prevMsg = uuid
 			}
 			afterInserted = false
@@ -226,12 +234,12 @@ func ccChain(out []ccOut, ctx *ccContext, compacting bool, remap map[string]stri
 // ccChainFields returns a record's uuid and parentUuid ("" for null), and
 // whether it is on the main chain at all (has both fields, not a sidechain).
 func ccChainFields(raw []byte) (uuid, parent string, chain bool) {
-	fields, _ := scanObject(raw)
-	u, p := spanOf(raw, fields, "uuid"), spanOf(raw, fields, "parentUuid")
+	fields, _ := jsonscan.Members(raw)
+	u, p := jsonscan.ValueOf(raw, fields, "uuid"), jsonscan.ValueOf(raw, fields, "parentUuid")
 	if len(u) == 0 || u[0] != '"' || p == nil {
 		return "", "", false
 	}
-	if sc := spanOf(raw, fields, "isSidechain"); string(sc) == "true" {
+	if sc := jsonscan.ValueOf(raw, fields, "isSidechain"); string(sc) == "true" {
 		return "", "", false
 	}
 	_ = json.Unmarshal(u, &uuid)
@@ -244,15 +252,13 @@ func ccChainFields(raw []byte) (uuid, parent string, chain bool) {
 // ccSetParent returns a copy of raw with its parentUuid value replaced and
 // every other byte kept.
 func ccSetParent(raw []byte, parent string) []byte {
-	fields, _ := scanObject(raw)
-	for i := len(fields) - 1; i >= 0; i-- {
-		if f := fields[i]; strings.EqualFold(f.Key, "parentUuid") && f.End >= 0 {
-			v := jsonOf(parent)
-			out := make([]byte, 0, len(raw)+len(v))
-			out = append(out, raw[:f.Start]...)
-			out = append(out, v...)
-			return append(out, raw[f.End:]...)
-		}
+	members, _ := jsonscan.Members(raw)
+	if at, ok := jsonscan.Find(members, "parentUuid"); ok && at.End >= 0 {
+		v := jsonOf(parent)
+		out := make([]byte, 0, len(raw)+len(v))
+		out = append(out, raw[:at.Start]...)
+		out = append(out, v...)
+		return append(out, raw[at.End:]...)
 	}
 	return raw
 }
@@ -272,23 +278,23 @@ func ccNewContext(t *compact.Transcript, chained bool) ccContext {
 		all = append(all, r.Raw)
 	}
 	for _, rec := range all {
-		fields, ok := scanObject(rec)
+		fields, ok := jsonscan.Members(rec)
 		if !ok {
 			continue
 		}
-		if ts := spanOf(rec, fields, "timestamp"); len(ts) > 0 && ts[0] == '"' {
+		if ts := jsonscan.ValueOf(rec, fields, "timestamp"); len(ts) > 0 && ts[0] == '"' {
 			var s string
 			if json.Unmarshal(ts, &s) == nil && s > ctx.timestamp {
 				ctx.timestamp = s
 			}
 		}
-		if ctx.fields == nil && spanOf(rec, fields, "sessionId") != nil {
+		if ctx.fields == nil && len(jsonscan.ValueOf(rec, fields, "sessionId")) > 0 {
 			for _, k := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
-				if v := spanOf(rec, fields, k); v != nil {
+				if v := jsonscan.ValueOf(rec, fields, k); v != nil {
 					ctx.fields = append(ctx.fields, ccKV{k, json.RawMessage(v)})
 				}
 			}
-			ctx.sessionID = memberString(rec, "sessionId")
+			ctx.sessionID = jsonscan.LookupString(rec, "sessionId")
 		}
 	}
 	if ctx.sessionID == "" && chained {
@@ -305,7 +311,7 @@ func ccLastUsage(t *compact.Transcript) int64 {
 	for i := len(t.Messages) - 1; i >= 0; i-- {
 		recs := t.Messages[i].Source.Records
 		for j := len(recs) - 1; j >= 0; j-- {
-			u := memberOf(memberOf(recs[j], "message"), "usage")
+			u := jsonscan.Lookup(jsonscan.Lookup(recs[j], "message"), "usage")
 			if len(u) == 0 {
 				continue
 			}
@@ -337,7 +343,7 @@ func ccUUID(parts ...string) string {
 	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
 }
 
-// object builds a JSON object with keys in the order added.
+// jsonObject builds a JSON object with keys in the order added.
 type jsonObject struct {
 	b bytes.Buffer
 }
@@ -457,7 +463,7 @@ func (ctx *ccContext) fresh(m *compact.Message, content json.RawMessage) ccOut {
 // string for a user message that is one piece of text, blocks otherwise.
 func ccContentJSON(m *compact.Message) json.RawMessage {
 	if m.Role != compact.RoleAssistant && len(m.Parts) == 1 && m.Parts[0].Type == compact.PartText && len(m.ToolCallIDs) == 0 {
-		if tmpl := ccTemplate(m); tmpl == nil || rawSpan(memberOf(memberOf(tmpl, "message"), "content")).first() == '"' {
+		if tmpl := ccTemplate(m); tmpl == nil || jsonscan.Raw(jsonscan.Lookup(jsonscan.Lookup(tmpl, "message"), "content")).First() == '"' {
 			return jsonOf(m.Parts[0].Text)
 		}
 	}
@@ -522,13 +528,13 @@ func ccResult(id, text string, isError bool) json.RawMessage {
 // ccResultBlock rewrites a tool_result block's content as a list so the
 // images that came with the result go back into it.
 func ccResultBlock(block json.RawMessage, images []json.RawMessage) json.RawMessage {
-	text := memberString(block, "content")
+	text := jsonscan.LookupString(block, "content")
 	var content []json.RawMessage
 	if text != "" {
 		content = append(content, jsonOf(map[string]string{"type": "text", "text": text}))
 	}
 	content = append(content, images...)
-	return withMembers(block, map[string]json.RawMessage{"content": jsonOf(content)}, nil)
+	return jsonscan.SetMembers(block, map[string]json.RawMessage{"content": jsonOf(content)}, nil)
 }
 
 func ccImageBlock(img *compact.Image) json.RawMessage {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 func readCX(t *testing.T, src string) compact.Transcript {
@@ -224,7 +225,7 @@ func TestCodexWritesNativeCompaction(t *testing.T) {
 		}
 	}
 	item := last.Payload.ReplacementHistory[len(codexItemsOf(in.Messages[:h]))]
-	if memberString(item, "role") != "user" || !strings.Contains(string(item), `"input_text"`) {
+	if jsonscan.LookupString(item, "role") != "user" || !strings.Contains(string(item), `"input_text"`) {
 		t.Errorf("handoff item %s", head(item))
 	}
 }
@@ -237,7 +238,7 @@ func codexItemsOf(msgs []compact.Message) []json.RawMessage {
 	return items
 }
 
-func TestCodexInjected(t *testing.T) {
+func TestCodexHarnessText(t *testing.T) {
 	cases := map[string]bool{
 		"<environment_context>\n<cwd>/w</cwd>\n</environment_context>":                           true,
 		"<user_instructions>\nbe brief\n</user_instructions>":                                    true,
@@ -247,7 +248,7 @@ func TestCodexInjected(t *testing.T) {
 		"fix the bug": false,
 	}
 	for text, want := range cases {
-		if got := codexInjected(text); got != want {
+		if got := harnessText(text); got != want {
 			t.Errorf("%q: %v, want %v", text, got, want)
 		}
 	}

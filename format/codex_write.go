@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Writing Codex rollouts.
@@ -79,7 +80,7 @@ func codexAppend(buf *bytes.Buffer, t *compact.Transcript) (inner bool) {
 		}
 		stamp := ts
 		if len(m.Source.Records) > 0 {
-			if s := memberString(m.Source.Records[0], "timestamp"); s != "" {
+			if s := jsonscan.LookupString(m.Source.Records[0], "timestamp"); s != "" {
 				stamp = s
 			}
 		}
@@ -95,7 +96,7 @@ func codexAppend(buf *bytes.Buffer, t *compact.Transcript) (inner bool) {
 
 // codexRereads reports whether out reads back as t's messages.
 func codexRereads(out []byte, t *compact.Transcript) bool {
-	back, err := readCodex(bytes.NewReader(out), "")
+	back, err := readCodex(bytes.NewReader(out), newReadState("", Codex, ReadOptions{}))
 	if err != nil || len(back.Messages) != len(t.Messages) {
 		return false
 	}
@@ -147,7 +148,7 @@ func codexCompact(w io.Writer, t *compact.Transcript) error {
 	for i := range t.Messages {
 		if m := &t.Messages[i]; !mustEncode(m, Codex) {
 			for _, rec := range m.Source.Records {
-				if codexIsLine(rec) && memberString(rec, "type") == cxCompacted {
+				if codexIsLine(rec) && jsonscan.LookupString(rec, "type") == cxCompacted {
 					ew.writeLine(rec)
 				}
 			}
@@ -165,9 +166,9 @@ func codexLiveItem(r compact.Record) json.RawMessage {
 	if !strings.HasPrefix(r.Type, cxResponseItem+":") {
 		return nil
 	}
-	payload := memberOf(r.Raw, "payload")
+	payload := jsonscan.Lookup(r.Raw, "payload")
 	var it codexItem
-	if rawSpan(payload).first() != '{' || json.Unmarshal(payload, &it) != nil {
+	if jsonscan.Raw(payload).First() != '{' || json.Unmarshal(payload, &it) != nil {
 		return nil
 	}
 	if _, _, isMessage := codexParts(&it); isMessage {
@@ -185,12 +186,14 @@ func codexItems(m *compact.Message) []json.RawMessage {
 			switch {
 			case !codexIsLine(rec):
 				items = append(items, rec)
-			case memberString(rec, "type") == cxCompacted:
+			case jsonscan.LookupString(rec, "type") == cxCompacted:
 				// A legacy compaction's summary becomes the user message
 				// Codex itself would rebuild from it.
 				items = append(items, codexMessageItem(compact.RoleUser, m.Parts))
+			case jsonscan.LookupString(rec, "type") == cxResponseItem:
+				items = append(items, json.RawMessage(jsonscan.Lookup(rec, "payload")))
 			default:
-				items = append(items, json.RawMessage(memberOf(rec, "payload")))
+				// An event line that sat inside the model turn: not an item.
 			}
 		}
 		return items
@@ -258,10 +261,10 @@ func codexCallKinds(m *compact.Message) map[string]string {
 	for _, rec := range m.Source.Records {
 		item := rec
 		if codexIsLine(rec) {
-			item = memberOf(rec, "payload")
+			item = jsonscan.Lookup(rec, "payload")
 		}
-		if id := memberString(item, "call_id"); id != "" {
-			kinds[id] = memberString(item, "type")
+		if id := jsonscan.LookupString(item, "call_id"); id != "" {
+			kinds[id] = jsonscan.LookupString(item, "type")
 		}
 	}
 	return kinds
@@ -342,7 +345,7 @@ func codexLineJSON(ts, typ string, payload json.RawMessage) []byte {
 // codexIsLine reports whether a source record is a rollout line (rather than
 // a bare item from a replacement_history).
 func codexIsLine(rec []byte) bool {
-	return memberOf(rec, "payload") != nil // Responses API items have no "payload"
+	return len(jsonscan.Lookup(rec, "payload")) > 0 // Responses API items have no "payload"
 }
 
 // codexFromInner reports whether m was read from a replacement_history.
@@ -354,7 +357,7 @@ func codexFromInner(m *compact.Message) bool {
 func codexNewest(t *compact.Transcript) string {
 	newest := ""
 	check := func(rec []byte) {
-		if s := memberString(rec, "timestamp"); s > newest {
+		if s := jsonscan.LookupString(rec, "timestamp"); s > newest {
 			newest = s
 		}
 	}

@@ -13,16 +13,19 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
-// The corpus tests read every real transcript in the repository's copy of
-// the shared corpus (with its SOURCES.md rows) and check what was read
-// against figures computed by a second, independent implementation of the
-// reading rules: expect.py beside the transcripts, a Python script over the
-// raw files. Its output is the table below.
+// The corpus tests read every real transcript of the shared corpus (with
+// its SOURCES.md rows), found by package internal/corpus, and check what was
+// read against figures computed by a second, independent implementation of
+// the reading rules: testdata/expect.py, a Python script over the raw files.
+// Its output is the table below.
 
-// corpusDir is the one copy of the corpus every package's tests read.
-const corpusDir = "../testdata/corpus/transcripts"
+// corpusDir returns the shared corpus's transcripts directory, skipping tb
+// where the corpus is missing (failing it under COMPACT_REQUIRE_CORPUS).
+func corpusDir(tb testing.TB) string { return corpus.Dir(tb, corpus.Transcripts) }
 
 // corpusCase is what one corpus file must read as.
 type corpusCase struct {
@@ -308,33 +311,32 @@ var corpusExpect = []corpusCase{
 	},
 }
 
-func corpusPath(file string) string { return filepath.Join(corpusDir, file) }
+// corpusPath returns the path of a transcript of the shared corpus, as
+// corpusDir finds it; a corpus without the file fails tb.
+func corpusPath(tb testing.TB, file string) string {
+	tb.Helper()
+	return corpus.Path(tb, corpus.Transcripts, file)
+}
 
 // TestCorpusCoversTestdata: every transcript in the corpus has a case, and
 // every case a file.
 func TestCorpusCoversTestdata(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(corpusDir, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := corpusDir(t)
 	cases := map[string]bool{}
 	for _, c := range corpusExpect {
 		cases[c.file] = true
 	}
-	for _, f := range files {
+	for _, f := range corpus.List(t, corpus.Transcripts) {
 		base := filepath.Base(f)
-		if base == "SOURCES.md" || base == "expect.py" {
-			continue
-		}
 		if !cases[base] {
 			t.Errorf("%s has no corpusExpect case", base)
 		}
 		delete(cases, base)
 	}
 	for f := range cases {
-		t.Errorf("case %s has no file in %s", f, corpusDir)
+		t.Errorf("case %s has no file in %s", f, dir)
 	}
-	sources, err := os.ReadFile(filepath.Join(corpusDir, "SOURCES.md"))
+	sources, err := os.ReadFile(filepath.Join(dir, "SOURCES.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,13 +350,12 @@ func TestCorpusCoversTestdata(t *testing.T) {
 // TestCorpusRead reads every corpus file, detecting its format, and checks
 // counts, roles, tool pairs, orphans, summaries, markers and a few contents.
 func TestCorpusRead(t *testing.T) {
+	corpusDir(t) // one skip for the whole test where the corpus is missing
 	for _, c := range corpusExpect {
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
-			if _, ok := Lookup(c.format); !ok {
-				t.Skipf("no %s reader registered", c.format)
-			}
-			data, err := os.ReadFile(corpusPath(c.file))
+			requireFormat(t, c.format)
+			data, err := os.ReadFile(corpusPath(t, c.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,13 +455,14 @@ var agentFormats = []Name{ClaudeCode, Codex, SWEAgent, MiniSWEAgent, OpenHands, 
 // byte (but for a missing final newline), and reading that gives the same
 // transcript.
 func TestCorpusRoundTrip(t *testing.T) {
+	corpusDir(t) // one skip for the whole test where the corpus is missing
 	for _, c := range corpusExpect {
 		if !slices.Contains(agentFormats, c.format) {
 			continue
 		}
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
-			data, err := os.ReadFile(corpusPath(c.file))
+			data, err := os.ReadFile(corpusPath(t, c.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -566,13 +568,14 @@ func compactForTest(tr *compact.Transcript, head, tail int) (compact.Transcript,
 // format) as head + handoff + tail, with the handoff a summary, no new
 // orphans, and every kept record in the output as it was read.
 func TestCorpusCompaction(t *testing.T) {
+	corpusDir(t) // one skip for the whole test where the corpus is missing
 	for _, c := range corpusExpect {
 		if !slices.Contains(agentFormats, c.format) {
 			continue
 		}
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
-			data, err := os.ReadFile(corpusPath(c.file))
+			data, err := os.ReadFile(corpusPath(t, c.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -650,7 +653,7 @@ func checkKeptVerbatim(t *testing.T, in *compact.Transcript, out []byte) {
 		for _, rec := range in.Messages[i].Source.Records {
 			switch {
 			case in.Format == string(Codex) && codexIsLine(rec):
-				rec = memberOf(rec, "payload")
+				rec = jsonscan.Lookup(rec, "payload")
 			case in.Format == string(ClaudeCode) && bytes.IndexByte(rec, '\n') < 0:
 				if !slices.ContainsFunc(lines, func(l []byte) bool { return bytes.Equal(l, ccSetParent(rec, "-")) }) {
 					t.Errorf("message %d: record not in the output (even up to parentUuid): %s", i, head(rec))
@@ -675,7 +678,10 @@ func head(b []byte) string {
 // with prefix (the first lines only of large JSONL files, whole small
 // documents) and with extra inputs.
 func seedAgent(f *testing.F, prefix string, extra ...string) {
-	files, _ := filepath.Glob(filepath.Join(corpusDir, prefix+"*"))
+	var files []string
+	if corpus.Available() {
+		files, _ = filepath.Glob(filepath.Join(corpusDir(f), prefix+"*"))
+	}
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/corpus"
 )
 
-// corpusFormats says which format each corpus file is in. A file whose
-// reader is not registered yet is skipped, naming the format, so the check
-// turns on by itself when the reader lands.
+// corpusFormats says which format each corpus file is in.
 var corpusFormats = map[string]Name{
 	"claudecode_agentcmd_full-session-five.jsonl":                                           ClaudeCode,
 	"claudecode_agentcmd_full-session-four.jsonl":                                           ClaudeCode,
@@ -48,19 +48,13 @@ var corpusFormats = map[string]Name{
 	"sweagent_marshmallow-1867_function_calling_replace_from_source.traj": SWEAgent,
 }
 
-// corpusFiles returns the corpus transcripts, checking the table covers
-// every one of them.
+// corpusFiles returns the transcripts of the shared corpus, checking the
+// table covers every one of them.
 func corpusFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(corpusDir, "*"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("corpus not found at %s", corpusDir)
-	}
+	files := corpus.List(t, corpus.Transcripts)
 	var out []string
 	for _, f := range files {
-		if base := filepath.Base(f); base == "SOURCES.md" || base == "expect.py" {
-			continue
-		}
 		if _, ok := corpusFormats[filepath.Base(f)]; !ok {
 			t.Errorf("%s: not in corpusFormats; add its expected format", filepath.Base(f))
 		}
@@ -69,11 +63,13 @@ func corpusFiles(t *testing.T) []string {
 	return out
 }
 
-// requireFormat skips the test when the reader of name is not registered.
+// requireFormat fails the test when the reader of name is not registered:
+// every format a test names has a reader, so a missing one is a defect, not
+// a reason to skip.
 func requireFormat(t *testing.T, name Name) {
 	t.Helper()
 	if _, ok := Lookup(name); !ok {
-		t.Skipf("the %s reader is not registered yet", name)
+		t.Fatalf("the %s reader is not registered", name)
 	}
 }
 

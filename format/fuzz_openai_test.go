@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/compactkit/compact/internal/corpus"
 )
 
 // Fuzz targets, one per reader of the API formats. Each reads arbitrary
@@ -29,8 +31,11 @@ func FuzzReadOpenAIChatJSONL(f *testing.F) {
 // large ones slow every execution down) and extra inputs as seeds.
 func seedFuzz(f *testing.F, glob string, extra ...string) {
 	files, _ := filepath.Glob(glob)
-	corpus, _ := filepath.Glob(filepath.Join(corpusDir, "*"))
-	for _, c := range corpus {
+	var seeds []string
+	if corpus.Available() { // the shared corpus adds seeds where it is
+		seeds, _ = filepath.Glob(filepath.Join(corpusDir(f), "*"))
+	}
+	for _, c := range seeds {
 		if st, err := os.Stat(c); err == nil && st.Size() < 16<<10 && filepath.Ext(c) != ".md" && filepath.Ext(c) != ".py" {
 			files = append(files, c)
 		}

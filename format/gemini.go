@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Gemini CLI records each chat in ~/.gemini/tmp/<project hash>/chats/
@@ -31,7 +32,7 @@ func init() {
 		Name:        GeminiCLI,
 		Description: `Gemini CLI chat recording ({"sessionId", "projectHash", "messages": [...]})`,
 		Sniff:       sniffGemini,
-		Read:        readGemini,
+		read:        readGemini,
 		Write:       writeGemini,
 	})
 }
@@ -39,7 +40,7 @@ func init() {
 type gemMessage struct {
 	ID        string        `json:"id"`
 	Type      string        `json:"type"`
-	Content   rawSpan       `json:"content"`
+	Content   jsonscan.Raw  `json:"content"`
 	Thoughts  []gemThought  `json:"thoughts"`
 	ToolCalls []gemToolCall `json:"toolCalls"`
 }
@@ -55,8 +56,8 @@ type gemToolCall struct {
 	Args   json.RawMessage `json:"args"`
 	Result []struct {
 		FunctionResponse *struct {
-			ID       string  `json:"id"`
-			Response rawSpan `json:"response"`
+			ID       string       `json:"id"`
+			Response jsonscan.Raw `json:"response"`
 		} `json:"functionResponse"`
 	} `json:"result"`
 	Status string `json:"status"`
@@ -64,8 +65,8 @@ type gemToolCall struct {
 
 func sniffGemini(head []byte) int {
 	t := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
-	fields, _ := scanObject(t)
-	has := func(k string) bool { return spanOf(t, fields, k) != nil }
+	fields, _ := jsonscan.Members(t)
+	has := func(k string) bool { return len(jsonscan.ValueOf(t, fields, k)) > 0 }
 	if !has("messages") {
 		return 0
 	}
@@ -73,8 +74,8 @@ func sniffGemini(head []byte) int {
 		return 95
 	}
 	if has("sessionId") {
-		for _, m := range headItems(spanOf(t, fields, "messages"), 3) {
-			switch memberString(m, "type") {
+		for _, m := range headItems(jsonscan.ValueOf(t, fields, "messages"), 3) {
+			switch jsonscan.LookupString(m, "type") {
 			case "user", "gemini":
 				return 85
 			}
@@ -83,7 +84,8 @@ func sniffGemini(head []byte) int {
 	return 0
 }
 
-func readGemini(r io.Reader, name string) (compact.Transcript, error) {
+func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `a Gemini CLI chat recording {"sessionId", "messages": [...]}`
 	doc, err := readWholeDoc(r, name, GeminiCLI, expected)
 	if err != nil {
@@ -171,8 +173,8 @@ func gemThoughtJSON(s string) json.RawMessage {
 }
 
 // gemContent reads content given as a string or as parts with "text".
-func gemContent(c rawSpan) []compact.Part {
-	switch c.first() {
+func gemContent(c jsonscan.Raw) []compact.Part {
+	switch c.First() {
 	case '"':
 		var s string
 		_ = json.Unmarshal(c, &s)
@@ -181,20 +183,20 @@ func gemContent(c rawSpan) []compact.Part {
 		}
 		return []compact.Part{{Type: compact.PartText, Text: s}}
 	case '{':
-		return gemContent(rawSpan("[" + string(c) + "]"))
+		return gemContent(jsonscan.Raw("[" + string(c) + "]"))
 	case '[':
-		var items []rawSpan
+		var items []jsonscan.Raw
 		if json.Unmarshal(c, &items) != nil {
 			return nil
 		}
 		var parts []compact.Part
 		for _, it := range items {
-			if it.first() == '"' {
+			if it.First() == '"' {
 				parts = append(parts, gemContent(it)...)
 				continue
 			}
-			if txt := memberOf(it, "text"); txt != nil {
-				parts = append(parts, gemContent(rawSpan(txt))...)
+			if txt := jsonscan.Lookup(it, "text"); txt != nil {
+				parts = append(parts, gemContent(jsonscan.Raw(txt))...)
 			}
 		}
 		return parts
@@ -204,16 +206,16 @@ func gemContent(c rawSpan) []compact.Part {
 
 // gemResponse returns a function response's text: its "output" (or
 // "error") string, or the response as JSON when it is neither.
-func gemResponse(resp rawSpan) (string, bool) {
-	if resp.first() != '{' {
+func gemResponse(resp jsonscan.Raw) (string, bool) {
+	if resp.First() != '{' {
 		return string(resp), false
 	}
-	if out := memberOf(resp, "output"); rawSpan(out).first() == '"' {
-		return memberString(resp, "output"), false
+	if out := jsonscan.Lookup(resp, "output"); jsonscan.Raw(out).First() == '"' {
+		return jsonscan.LookupString(resp, "output"), false
 	}
-	if e := memberOf(resp, "error"); e != nil {
-		if rawSpan(e).first() == '"' {
-			return memberString(resp, "error"), true
+	if e := jsonscan.Lookup(resp, "error"); e != nil {
+		if jsonscan.Raw(e).First() == '"' {
+			return jsonscan.LookupString(resp, "error"), true
 		}
 		return string(e), true
 	}
@@ -229,7 +231,7 @@ func writeGemini(w io.Writer, t compact.Transcript) error {
 		return [][]byte{gemEncode(m, ts)}
 	})
 	env := t.Envelope
-	if t.Format != string(GeminiCLI) || memberOf(env, "messages") == nil {
+	if t.Format != string(GeminiCLI) || len(jsonscan.Lookup(env, "messages")) == 0 {
 		env = []byte(`{"messages":[]}`)
 	}
 	return fillList(w, env, "messages", elems)
@@ -242,8 +244,8 @@ func gemEncode(m *compact.Message, ts string) []byte {
 	rec := baseRecord(m, GeminiCLI)
 	oldCalls := map[string][]byte{}
 	if rec != nil {
-		for _, c := range headItems(memberOf(rec, "toolCalls"), 1<<20) {
-			oldCalls[memberString(c, "id")] = c
+		for _, c := range headItems(jsonscan.Lookup(rec, "toolCalls"), 1<<20) {
+			oldCalls[jsonscan.LookupString(c, "id")] = c
 		}
 	}
 	var text []string
@@ -285,7 +287,7 @@ func gemEncode(m *compact.Message, ts string) []byte {
 			base = []byte("{}")
 			set["status"] = jsonOf("success")
 		}
-		calls[k] = withMembers(base, set, []string{"id", "name", "args", "result", "status"})
+		calls[k] = jsonscan.SetMembers(base, set, []string{"id", "name", "args", "result", "status"})
 		k++
 	}
 	set := map[string]json.RawMessage{"content": jsonOf(strings.Join(text, "\n"))}
@@ -311,7 +313,7 @@ func gemEncode(m *compact.Message, ts string) []byte {
 		set["type"] = jsonOf(typ)
 		rec = []byte("{}")
 	}
-	return withMembers(rec, set, fieldOrder, drop...)
+	return jsonscan.SetMembers(rec, set, fieldOrder, drop...)
 }
 
 func gemCallName(m *compact.Message, id string) string {
@@ -325,10 +327,10 @@ func gemCallName(m *compact.Message, id string) string {
 
 // gemNewest is the newest message timestamp, for new messages.
 func gemNewest(t *compact.Transcript) string {
-	newest := memberString(t.Envelope, "lastUpdated")
+	newest := jsonscan.LookupString(t.Envelope, "lastUpdated")
 	for i := range t.Messages {
 		for _, rec := range t.Messages[i].Source.Records {
-			if s := memberString(rec, "timestamp"); s > newest {
+			if s := jsonscan.LookupString(rec, "timestamp"); s > newest {
 				newest = s
 			}
 		}

@@ -1,11 +1,12 @@
 package format
 
 // Helpers shared by the agent-session readers and writers (Claude Code,
-// Codex, SWE-agent, mini-swe-agent, OpenHands, Gemini CLI): a small byte
-// scanner that finds the spans of JSON values without decoding them, so a
-// reader can keep each record's bytes as read (for byte-for-byte write-back)
-// and a writer can splice new values into a record without disturbing the
-// rest of it.
+// Codex, SWE-agent, mini-swe-agent, OpenHands, Gemini CLI): whole JSON
+// documents split around their message list and filled again, the ids and
+// fingerprints of messages read, and the OpenAI-style pieces several agents
+// store. The JSON itself is scanned by internal/jsonscan, so a reader keeps
+// each record's bytes as read (for byte-for-byte write-back) and a writer
+// splices new values into a record without disturbing the rest of it.
 
 import (
 	"bytes"
@@ -13,290 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
-// rawSpan captures a JSON value during json.Unmarshal without copying it:
-// encoding/json hands UnmarshalJSON a slice of the input, and the readers
-// only decode inputs they keep (a cloned line, or the whole document), so
-// the alias stays valid for as long as the record does.
-type rawSpan []byte
-
-// UnmarshalJSON keeps a reference to b.
-func (r *rawSpan) UnmarshalJSON(b []byte) error {
-	*r = b
-	return nil
-}
-
-// isNull reports whether the value is absent or JSON null.
-func (r rawSpan) isNull() bool {
-	return len(r) == 0 || string(r) == "null"
-}
-
-// first returns the first byte of the value ('{', '[', '"', ...), or 0.
-func (r rawSpan) first() byte {
-	if len(r) == 0 {
-		return 0
-	}
-	return r[0]
-}
-
-// field is one member of a JSON object: its key and the span of its value.
-type spanField struct {
-	Key        string
-	Start, End int // value bytes are doc[Start:End]
-}
-
-// skipSpace returns the index of the first non-whitespace byte at or after i.
-func scanSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// scanString returns the index just past the JSON string whose opening quote
-// is at b[i], or -1 when b ends first.
-func scanString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// scanValue returns the index just past the JSON value that starts at b[i]
-// (after optional whitespace), or -1 when b ends before the value does or
-// the value is malformed. It checks structure only as far as it needs to
-// find the end; callers that need validity check it with encoding/json.
-func scanValue(b []byte, i int) int {
-	i = scanSpace(b, i)
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return scanString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				j := scanString(b, i)
-				if j < 0 {
-					return -1
-				}
-				i = j - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				if j == i {
-					return -1
-				}
-				return j
-			}
-			j++
-		}
-		// A scalar running to the end of b is complete only if b is the
-		// whole value; callers scanning a prefix treat it as cut short.
-		return -1
-	}
-}
-
-// scanObject lists the members of the JSON object at the start of b
-// (after optional whitespace). complete is false when b ends before the
-// object closes; the members read so far are still returned, which is what
-// detection wants from a document's first bytes.
-func scanObject(b []byte) (fields []spanField, complete bool) {
-	i := scanSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
-	i++
-	for {
-		i = scanSpace(b, i)
-		if i >= len(b) {
-			return fields, false
-		}
-		if b[i] == '}' {
-			return fields, true
-		}
-		if b[i] == ',' {
-			i++
-			continue
-		}
-		if b[i] != '"' {
-			return fields, false
-		}
-		end := scanString(b, i)
-		if end < 0 {
-			return fields, false
-		}
-		key := scanKey(b[i:end])
-		i = scanSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return fields, false
-		}
-		start := scanSpace(b, i+1)
-		vend := scanValue(b, start)
-		if vend < 0 {
-			// The value is cut short: keep it open-ended (End -1) so
-			// detection can still look into the start of a long list.
-			fields = append(fields, spanField{Key: key, Start: start, End: -1})
-			return fields, false
-		}
-		fields = append(fields, spanField{Key: key, Start: start, End: vend})
-		i = vend
-	}
-}
-
-// arrayElems returns the spans of the elements of the JSON array at the
-// start of b. complete is false when b ends before the array closes.
-func scanArray(b []byte) (elems [][2]int, complete bool) {
-	i := scanSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return nil, false
-	}
-	i++
-	for {
-		i = scanSpace(b, i)
-		if i >= len(b) {
-			return elems, false
-		}
-		switch b[i] {
-		case ']':
-			return elems, true
-		case ',':
-			i++
-			continue
-		}
-		end := scanValue(b, i)
-		if end < 0 {
-			return elems, false
-		}
-		elems = append(elems, [2]int{i, end})
-		i = end
-	}
-}
-
-// decodeKey returns the string a quoted JSON key stands for.
-func scanKey(q []byte) string {
-	if bytes.IndexByte(q, '\\') < 0 {
-		return string(q[1 : len(q)-1])
-	}
-	var s string
-	if json.Unmarshal(q, &s) != nil {
-		return string(q[1 : len(q)-1])
-	}
-	return s
-}
-
-// spanOf returns the value of key in fields, or nil.
-//
-// Keys match as encoding/json matches them to struct fields, so that the
-// scanner and the decoder agree on odd input: case-insensitively, the last
-// occurrence winning.
-func spanOf(doc []byte, fields []spanField, key string) []byte {
-	for i := len(fields) - 1; i >= 0; i-- {
-		if f := fields[i]; strings.EqualFold(f.Key, key) {
-			if f.End < 0 {
-				return doc[f.Start:]
-			}
-			return doc[f.Start:f.End]
-		}
-	}
-	return nil
-}
-
-// memberOf returns the raw value of key in the JSON object obj, or nil.
-func memberOf(obj []byte, key string) []byte {
-	fields, _ := scanObject(obj)
-	return spanOf(obj, fields, key)
-}
-
-// memberString returns the string value of key in the JSON object obj, or ""
-// when it is missing or not a string.
-func memberString(obj []byte, key string) string {
-	v := memberOf(obj, key)
-	if len(v) == 0 || v[0] != '"' {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// withMembers returns a copy of the JSON object obj with the members in set
-// replaced (or appended, in the order of order, when absent) and the
-// members in drop removed. Members it does not touch keep their bytes;
-// whitespace between members is normalised away, so the result is one line.
-func withMembers(obj []byte, set map[string]json.RawMessage, order []string, drop ...string) []byte {
-	fields, _ := scanObject(obj)
-	var b bytes.Buffer
-	b.Grow(len(obj) + 64)
-	b.WriteByte('{')
-	done := map[string]bool{}
-	n := 0
-	put := func(key string, val []byte) {
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		k, _ := json.Marshal(key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(val)
-	}
-	for _, f := range fields {
-		if slices.Contains(drop, f.Key) {
-			continue
-		}
-		if v, ok := set[f.Key]; ok {
-			put(f.Key, v)
-			done[f.Key] = true
-			continue
-		}
-		put(f.Key, obj[f.Start:f.End])
-	}
-	for _, k := range order {
-		if v, ok := set[k]; ok && !done[k] {
-			put(k, v)
-			done[k] = true
-		}
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// readDocument reads a whole JSON document, checking that it is one valid
+// readWholeDoc reads a whole JSON document, checking that it is one valid
 // JSON value. A malformed document gives an *Error with the byte offset.
 func readWholeDoc(r io.Reader, file string, f Name, expected string) ([]byte, error) {
 	doc, err := io.ReadAll(r)
@@ -328,41 +52,41 @@ type splitDoc struct {
 	env   []byte   // the envelope (nil when the document is the list itself)
 }
 
-// splitDocument finds the array at key (or the document itself when key is
+// splitList finds the array at key (or the document itself when key is
 // "") and returns its elements and the envelope around it.
 func splitList(doc []byte, key string) (splitDoc, bool) {
 	start, end := 0, len(doc)
 	if key != "" {
-		fields, ok := scanObject(doc)
+		members, ok := jsonscan.Members(doc)
 		if !ok {
 			return splitDoc{}, false
 		}
 		found := false
-		for _, f := range fields {
-			if f.Key == key && f.End >= 0 {
-				start, end, found = f.Start, f.End, true
+		for _, m := range members {
+			if m.Key == key && m.Value.End >= 0 {
+				start, end, found = m.Value.Start, m.Value.End, true
 			}
 		}
 		if !found {
 			return splitDoc{}, false
 		}
 	} else {
-		start = scanSpace(doc, 0)
+		start = jsonscan.SkipSpace(doc, 0)
 		end = len(bytes.TrimRight(doc, " \t\r\n"))
 	}
 	arr := doc[start:end]
-	spans, ok := scanArray(arr)
+	spans, ok := jsonscan.Elements(arr)
 	if !ok {
 		return splitDoc{}, false
 	}
 	d := splitDoc{elems: make([][]byte, len(spans))}
 	for i, s := range spans {
-		d.elems[i] = arr[s[0]:s[1]:s[1]]
+		d.elems[i] = arr[s.Start:s.End:s.End]
 	}
 	lead, trail := []byte{}, []byte{}
 	if len(spans) > 0 {
-		lead = arr[1:spans[0][0]]
-		trail = arr[spans[len(spans)-1][1] : len(arr)-1]
+		lead = arr[1:spans[0].Start]
+		trail = arr[spans[len(spans)-1].End : len(arr)-1]
 	}
 	env := make([]byte, 0, len(doc)-len(arr)+len(lead)+len(trail)+2)
 	env = append(env, doc[:start]...)
@@ -375,20 +99,20 @@ func splitList(doc []byte, key string) (splitDoc, bool) {
 	return d, true
 }
 
-// writeDocument writes env with the placeholder array at key (or env itself
+// fillList writes env with the placeholder array at key (or env itself
 // when key is "") filled with elems, separated the way the original list
 // was.
 func fillList(w io.Writer, env []byte, key string, elems [][]byte) error {
 	if len(env) == 0 {
 		env = []byte("[]")
 	}
-	start, end := scanSpace(env, 0), len(bytes.TrimRight(env, " \t\r\n"))
+	start, end := jsonscan.SkipSpace(env, 0), len(bytes.TrimRight(env, " \t\r\n"))
 	if key != "" {
-		fields, _ := scanObject(env)
+		members, _ := jsonscan.Members(env)
 		found := false
-		for _, f := range fields {
-			if f.Key == key {
-				start, end, found = f.Start, f.End, true
+		for _, m := range members {
+			if m.Key == key && m.Value.End >= 0 {
+				start, end, found = m.Value.Start, m.Value.End, true
 			}
 		}
 		if !found {
@@ -444,8 +168,10 @@ func (e *stickyWriter) writeLine(rec []byte) {
 	e.Write([]byte{'\n'})
 }
 
-// argsJSON turns a call's arguments carried as a string (OpenAI style) into
-// JSON: the string itself when it is valid JSON, otherwise a JSON string.
+// argsFromString turns a call's arguments carried as a string (OpenAI
+// style) into ToolCall.Arguments: the JSON the string holds, its bytes as
+// they are, or the string itself as a JSON string when it holds no JSON (a
+// custom tool's free-form input).
 func argsFromString(s string) json.RawMessage {
 	t := strings.TrimSpace(s)
 	if t != "" && json.Valid([]byte(t)) {
@@ -454,54 +180,37 @@ func argsFromString(s string) json.RawMessage {
 	return jsonOf(s)
 }
 
-// argsString is the inverse of argsJSON, for writers whose format carries
-// arguments as a string.
+// argsToString is the inverse of argsFromString, for writers whose format
+// carries arguments as a string.
 func argsToString(a json.RawMessage) string {
 	t := bytes.TrimSpace(a)
 	if len(t) == 0 {
 		return "{}"
 	}
 	if t[0] == '"' {
-		var s string
-		if json.Unmarshal(t, &s) == nil && !json.Valid([]byte(strings.TrimSpace(s))) {
+		if s, ok := jsonscan.Unquote(t); ok && !json.Valid([]byte(strings.TrimSpace(s))) {
 			return s
 		}
 	}
 	return string(t)
 }
 
-// jsonOf marshals values that cannot fail to marshal (strings, slices and
-// maps of them, plain structs; it gives null if one does). It leaves <, > and & alone, as the agents
-// themselves do, and writes a list of raw JSON values byte for byte
-// (encoding/json would re-compact them).
+// jsonOf encodes one of the writers' own values: strings, numbers, maps
+// and slices of them, the writers' structs, and raw JSON (Write checks a
+// transcript's raw JSON before any writer runs, see checkRawJSON). It leaves
+// <, > and & alone, as the agents themselves do, and writes a list of raw
+// JSON values byte for byte (encoding/json would compact them). Encoding
+// such a value cannot fail; should it ever, the value is written as null
+// rather than the writer stopping half way.
 func jsonOf(v any) json.RawMessage {
 	if list, ok := v.([]json.RawMessage); ok {
-		return rawList(list)
+		return jsonscan.JoinArray(list)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return json.RawMessage("null") // unreachable for the types used
+	b, err := jsonscan.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
-}
-
-// rawList joins raw JSON values into a JSON list, keeping their bytes.
-func rawList(items []json.RawMessage) json.RawMessage {
-	n := 2
-	for _, it := range items {
-		n += len(it) + 1
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '[')
-	for i, it := range items {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, it...)
-	}
-	return append(out, ']')
+	return b
 }
 
 // stampMessage stamps a message read from f: its source format and
@@ -517,13 +226,13 @@ func stampMessage(m *compact.Message, f Name, prefix string, pos int) {
 	}
 }
 
-// isNewOrChanged reports whether a writer must encode m itself rather than
+// mustEncode reports whether a writer must encode m itself rather than
 // copy its source records.
 func mustEncode(m *compact.Message, f Name) bool {
 	return !m.Unchanged() || (m.Source.Format != "" && m.Source.Format != string(f))
 }
 
-// newHandoff reports whether m is a summary the writer must add itself (a
+// isNewSummary reports whether m is a summary the writer must add itself (a
 // compact handoff, as opposed to a summary read from the file).
 func isNewSummary(m *compact.Message, f Name) bool {
 	return m.Summary && mustEncode(m, f)
@@ -538,7 +247,7 @@ func markHandoff(m *compact.Message) {
 	}
 }
 
-// dataURL splits a data: URL into media type and base64 data.
+// splitDataURL splits a data: URL into media type and base64 data.
 func splitDataURL(u string) (mediaType, data string, ok bool) {
 	rest, found := strings.CutPrefix(u, "data:")
 	if !found {
@@ -555,7 +264,8 @@ func splitDataURL(u string) (mediaType, data string, ok bool) {
 	return mt, payload, true
 }
 
-// imageURL renders an image part as a URL (a data: URL for inline bytes).
+// imageAsURL renders an image as a URL where only URLs fit: its own, or a
+// data: URL of its inline bytes.
 func imageAsURL(img *compact.Image) string {
 	if img == nil {
 		return ""
@@ -574,61 +284,41 @@ func imageFromURL(u string) *compact.Image {
 	return &compact.Image{URL: u}
 }
 
-// headLines returns up to max complete, non-blank lines at the start of
-// head, for detecting JSONL formats. A last line without a newline counts
-// only when it is a whole JSON value (head may end mid-record).
+// headRecords returns up to max complete, non-blank lines at the start of
+// head that are whole JSON values, for detecting JSONL formats (head may
+// end mid-record; a damaged line is passed over).
 func headRecords(head []byte, max int) [][]byte {
 	var out [][]byte
 	rest := bytes.TrimPrefix(head, utf8BOM)
 	for len(out) < max && len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			if t := bytes.TrimSpace(rest); len(t) > 0 && json.Valid(t) {
-				out = append(out, t)
-			}
-			break
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
 		}
-		if t := bytes.TrimSpace(rest[:i]); len(t) > 0 {
+		if t := bytes.TrimSpace(line); len(t) > 0 && json.Valid(t) {
 			out = append(out, t)
 		}
-		rest = rest[i+1:]
 	}
 	return out
 }
 
-// headElems returns up to max complete elements of the JSON array that
+// headItems returns up to max complete elements of the JSON array that
 // starts v, which may be cut short.
 func headItems(v []byte, max int) [][]byte {
-	spans, _ := scanArray(v)
+	spans, _ := jsonscan.Elements(v)
 	if len(spans) > max {
 		spans = spans[:max]
 	}
 	out := make([][]byte, len(spans))
 	for i, s := range spans {
-		out[i] = v[s[0]:s[1]]
+		out[i] = v[s.Start:s.End]
 	}
 	return out
 }
 
-// hasKeys reports whether the JSON object obj has every key.
-func hasMembers(obj []byte, keys ...string) bool {
-	fields, _ := scanObject(obj)
-	for _, k := range keys {
-		found := false
-		for _, f := range fields {
-			if f.Key == k {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// layout lists a transcript's records and messages in source order:
+// listLayout lists a transcript's records and messages in source order:
 // records where they stood (by At), and each message as encode returns it
 // (usually its source records when unchanged, new elements otherwise).
 // Records for which skip returns true are left out.
@@ -672,7 +362,7 @@ func sourceRecords(m *compact.Message) [][]byte {
 	return out
 }
 
-// template returns m's first source record when m was read from f, to
+// baseRecord returns m's first source record when m was read from f, to
 // build a changed message on.
 func baseRecord(m *compact.Message, f Name) []byte {
 	if m.Source.Format != string(f) || len(m.Source.Records) == 0 {
@@ -681,7 +371,7 @@ func baseRecord(m *compact.Message, f Name) []byte {
 	return m.Source.Records[0]
 }
 
-// openAIToolCalls encodes calls the way OpenAI chat messages carry them
+// chatToolCallsJSON encodes calls the way OpenAI chat messages carry them
 // (SWE-agent and mini-swe-agent store them so).
 func chatToolCallsJSON(calls []compact.ToolCall) json.RawMessage {
 	out := make([]json.RawMessage, 0, len(calls))
@@ -698,19 +388,18 @@ func chatToolCallsJSON(calls []compact.ToolCall) json.RawMessage {
 type chatCall struct {
 	ID       string `json:"id"`
 	Function struct {
-		Name      string  `json:"name"`
-		Arguments rawSpan `json:"arguments"`
+		Name      string       `json:"name"`
+		Arguments jsonscan.Raw `json:"arguments"`
 	} `json:"function"`
 }
 
 // part returns the call as a tool-call part; arguments given as a string
-// are decoded (see argsJSON).
+// are decoded (see argsFromString).
 func (c *chatCall) part() compact.Part {
 	args := json.RawMessage("{}")
-	switch c.Function.Arguments.first() {
+	switch c.Function.Arguments.First() {
 	case '"':
-		var s string
-		if json.Unmarshal(c.Function.Arguments, &s) == nil {
+		if s, ok := c.Function.Arguments.Unquote(); ok {
 			args = argsFromString(s)
 		}
 	case 0, 'n':
@@ -720,13 +409,13 @@ func (c *chatCall) part() compact.Part {
 	return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args}}
 }
 
-// chatContent reads OpenAI-style content: a string, or a list of parts
+// chatParts reads OpenAI-style content: a string, or a list of parts
 // ({"type":"text","text"} and {"type":"image_url","image_url":{"url"}}).
-func chatParts(content rawSpan) ([]compact.Part, bool) {
-	switch content.first() {
+func chatParts(content jsonscan.Raw) ([]compact.Part, bool) {
+	switch content.First() {
 	case '"':
-		var s string
-		if json.Unmarshal(content, &s) != nil {
+		s, ok := content.Unquote()
+		if !ok {
 			return nil, false
 		}
 		return []compact.Part{{Type: compact.PartText, Text: s}}, true
@@ -737,9 +426,9 @@ func chatParts(content rawSpan) ([]compact.Part, bool) {
 		return nil, false
 	}
 	var items []struct {
-		Type     string  `json:"type"`
-		Text     string  `json:"text"`
-		ImageURL rawSpan `json:"image_url"`
+		Type     string       `json:"type"`
+		Text     string       `json:"text"`
+		ImageURL jsonscan.Raw `json:"image_url"`
 	}
 	if json.Unmarshal(content, &items) != nil {
 		return nil, false
@@ -751,10 +440,10 @@ func chatParts(content rawSpan) ([]compact.Part, bool) {
 			parts = append(parts, compact.Part{Type: compact.PartText, Text: it.Text})
 		case "image_url", "input_image":
 			u := ""
-			if it.ImageURL.first() == '"' {
-				_ = json.Unmarshal(it.ImageURL, &u)
+			if it.ImageURL.First() == '"' {
+				u, _ = it.ImageURL.Unquote()
 			} else {
-				u = memberString(it.ImageURL, "url")
+				u = jsonscan.LookupString(it.ImageURL, "url")
 			}
 			parts = append(parts, compact.Part{Type: compact.PartImage, Image: imageFromURL(u)})
 		}
@@ -796,19 +485,19 @@ func chatContentJSON(parts []compact.Part, wantList bool) json.RawMessage {
 
 // jsonText is a JSON value read as text: a string's contents, or the JSON
 // of anything else. encoding/json validates a whole input before decoding
-// any of it, so a string is unquoted here without being validated again:
-// for tool outputs and arguments, most of a transcript's bytes, that saves
-// a pass.
+// any of it, so a string is unquoted here by jsonscan in one pass: for tool
+// outputs and arguments, most of a transcript's bytes, that saves the
+// reflection and the copies of decoding into a string field.
 type jsonText struct {
 	s        string
-	raw      rawSpan // when not a string
+	raw      jsonscan.Raw // when not a string
 	isString bool
 }
 
-// UnmarshalJSON keeps b (already validated by the caller's decoder).
+// UnmarshalJSON unquotes a string and keeps anything else as it is.
 func (t *jsonText) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
-		t.s, t.isString = unquoteJSON(b), true
+		t.s, t.isString = jsonscan.Unquote(b)
 		return nil
 	}
 	t.raw = b
@@ -817,86 +506,3 @@ func (t *jsonText) UnmarshalJSON(b []byte) error {
 
 // text is the string, or "" when the value is not one.
 func (t jsonText) text() string { return t.s }
-
-// unquoteJSON decodes a valid JSON string literal (quotes included) the way
-// encoding/json does, replacing invalid UTF-8 and lone surrogates with
-// U+FFFD.
-func unquoteJSON(q []byte) string {
-	b := q[1 : len(q)-1]
-	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
-		return string(b)
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '\\' && i+1 < len(b):
-			i++
-			switch b[i] {
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r := hex4(b[i+1:])
-				i += 4
-				if utf16.IsSurrogate(r) {
-					r2 := rune(-1)
-					if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-						r2 = hex4(b[i+3:])
-					}
-					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				out = utf8.AppendRune(out, r)
-			default: // '"', '\\', '/'
-				out = append(out, b[i])
-			}
-			i++
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
-			} else {
-				out = append(out, b[i:i+size]...)
-			}
-			i += size
-		}
-	}
-	return string(out)
-}
-
-// hex4 reads the four hex digits of a \u escape (-1 if b is short or bad).
-func hex4(b []byte) rune {
-	if len(b) < 4 {
-		return -1
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
-	}
-	return r
-}

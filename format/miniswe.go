@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // mini-swe-agent saves a run as <instance>.traj.json: {"info",
@@ -17,6 +18,9 @@ import (
 //   - assistant "tool_calls" and tool messages with "tool_call_id";
 //   - "extra" (the raw model response, the parsed actions, the command's
 //     raw output), kept in the record;
+//   - user messages that are its own templates (a command's observation,
+//     "<returncode>…</returncode><output>…</output>", a format error, a
+//     timeout; see harnessMarkers) are Synthetic;
 //   - a final message of role "exit", written after the run ends, whose
 //     content is the submission or the error. The model never sees it, and
 //     it answers no call. It is read as a Synthetic user message named
@@ -35,7 +39,7 @@ func init() {
 		Name:        MiniSWEAgent,
 		Description: `mini-swe-agent trajectory (.traj.json: {"info", "messages"}, or its bare message list)`,
 		Sniff:       sniffMiniSWE,
-		Read:        readMiniSWE,
+		read:        readMiniSWE,
 		Write:       writeMiniSWE,
 	})
 }
@@ -43,12 +47,12 @@ func init() {
 const miniExitRole = "exit"
 
 type miniMessage struct {
-	Role             string     `json:"role"`
-	Content          rawSpan    `json:"content"`
-	ReasoningContent string     `json:"reasoning_content"`
-	ToolCalls        []chatCall `json:"tool_calls"`
-	ToolCallID       string     `json:"tool_call_id"`
-	Name             string     `json:"name"`
+	Role             string       `json:"role"`
+	Content          jsonscan.Raw `json:"content"`
+	ReasoningContent string       `json:"reasoning_content"`
+	ToolCalls        []chatCall   `json:"tool_calls"`
+	ToolCallID       string       `json:"tool_call_id"`
+	Name             string       `json:"name"`
 }
 
 func sniffMiniSWE(head []byte) int {
@@ -59,25 +63,25 @@ func sniffMiniSWE(head []byte) int {
 	if t[0] == '[' {
 		// Only what tells it apart from a plain OpenAI list.
 		for _, m := range headItems(t, 64) {
-			if hasMembers(m, "role") && (hasMembers(m, "extra") || memberString(m, "role") == miniExitRole) {
+			if jsonscan.HasKeys(m, "role") && (jsonscan.HasKeys(m, "extra") || jsonscan.LookupString(m, "role") == miniExitRole) {
 				return 70
 			}
 		}
 		return 0
 	}
-	fields, _ := scanObject(t)
-	has := func(k string) bool { return spanOf(t, fields, k) != nil }
+	fields, _ := jsonscan.Members(t)
+	has := func(k string) bool { return len(jsonscan.ValueOf(t, fields, k)) > 0 }
 	if !has("messages") {
 		return 0
 	}
 	var tf string
-	_ = json.Unmarshal(spanOf(t, fields, "trajectory_format"), &tf)
+	_ = json.Unmarshal(jsonscan.ValueOf(t, fields, "trajectory_format"), &tf)
 	switch {
 	case bytes.HasPrefix([]byte(tf), []byte("mini-swe-agent")):
 		return 95
 	case has("info"):
-		for _, m := range headItems(spanOf(t, fields, "messages"), 2) {
-			if hasMembers(m, "role") {
+		for _, m := range headItems(jsonscan.ValueOf(t, fields, "messages"), 2) {
+			if jsonscan.HasKeys(m, "role") {
 				return 85
 			}
 		}
@@ -85,14 +89,15 @@ func sniffMiniSWE(head []byte) int {
 	return 0
 }
 
-func readMiniSWE(r io.Reader, name string) (compact.Transcript, error) {
+func readMiniSWE(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `a mini-swe-agent trajectory {"info", "messages": [...]} or a list of messages`
 	doc, err := readWholeDoc(r, name, MiniSWEAgent, expected)
 	if err != nil {
 		return compact.Transcript{}, err
 	}
 	key := "messages"
-	if doc[scanSpace(doc, 0)] == '[' {
+	if doc[jsonscan.SkipSpace(doc, 0)] == '[' {
 		key = ""
 	}
 	d, ok := splitList(doc, key)
@@ -132,8 +137,12 @@ func miniRead(raw []byte) (compact.Message, bool) {
 	if mm.ToolCallID != "" {
 		m.ToolCallIDs = []string{mm.ToolCallID}
 	}
-	if mm.Role == miniExitRole {
+	switch {
+	case mm.Role == miniExitRole:
 		m.Role, m.Name, m.Synthetic = compact.RoleUser, miniExitRole, true
+	case m.Role == compact.RoleUser && len(m.ToolCallIDs) == 0:
+		// Observations and format errors ride in the user role.
+		m.Synthetic = harnessOnly(parts)
 	}
 	markHandoff(&m)
 	return m, true
@@ -151,7 +160,7 @@ func writeMiniSWE(w io.Writer, t compact.Transcript) error {
 	switch {
 	case t.Format != string(MiniSWEAgent) || len(env) == 0:
 		env = []byte(`{"messages":[]}`)
-	case env[scanSpace(env, 0)] == '[':
+	case env[jsonscan.SkipSpace(env, 0)] == '[':
 		key = ""
 	}
 	return fillList(w, env, key, elems)
@@ -184,7 +193,7 @@ func miniEncode(m *compact.Message) []byte {
 	order := []string{"role", "content", "reasoning_content", "tool_calls", "tool_call_id"}
 	var drop []string
 	rec := baseRecord(m, MiniSWEAgent)
-	set["content"] = chatContentJSON(rest, rawSpan(memberOf(rec, "content")).first() == '[')
+	set["content"] = chatContentJSON(rest, jsonscan.Raw(jsonscan.Lookup(rec, "content")).First() == '[')
 	if reasoning != "" {
 		set["reasoning_content"] = jsonOf(reasoning)
 	} else {
@@ -192,7 +201,7 @@ func miniEncode(m *compact.Message) []byte {
 	}
 	if len(calls) > 0 {
 		set["tool_calls"] = chatToolCallsJSON(calls)
-	} else if rec == nil || string(memberOf(rec, "tool_calls")) != "null" {
+	} else if rec == nil || string(jsonscan.Lookup(rec, "tool_calls")) != "null" {
 		drop = append(drop, "tool_calls")
 	}
 	if len(m.ToolCallIDs) > 0 {
@@ -207,5 +216,5 @@ func miniEncode(m *compact.Message) []byte {
 	if rec == nil {
 		rec = []byte("{}")
 	}
-	return withMembers(rec, set, order, drop...)
+	return jsonscan.SetMembers(rec, set, order, drop...)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // OpenAI Chat Completions messages, as the API reference documents the
@@ -23,14 +24,14 @@ func init() {
 		Name:        OpenAIChat,
 		Description: `OpenAI Chat Completions messages: a JSON array, or {"messages": [...], "tools": [...]}`,
 		Sniff:       sniffOpenAIChat,
-		Read:        readOpenAIChat,
+		read:        readOpenAIChat,
 		Write:       writeOpenAIChat,
 	})
 	register(Format{
 		Name:        OpenAIChatJSONL,
 		Description: "OpenAI Chat Completions messages, one JSON object per line",
 		Sniff:       sniffOpenAIChatJSONL,
-		Read:        readOpenAIChatJSONL,
+		read:        readOpenAIChatJSONL,
 		Write:       writeOpenAIChatJSONL,
 	})
 }
@@ -81,7 +82,8 @@ type oaPart struct {
 	Refusal string `json:"refusal"`
 }
 
-func readOpenAIChat(r io.Reader, name string) (compact.Transcript, error) {
+func readOpenAIChat(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `an array of chat messages or an object with "messages"`
 	doc, err := readJSONDoc(r, name, OpenAIChat, expected, "messages")
 	if err != nil {
@@ -96,7 +98,7 @@ func readOpenAIChat(r io.Reader, name string) (compact.Transcript, error) {
 				sawMessages = true
 				if f.value != nil { // a scalar where the list belongs
 					return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset,
-						Msg: fmt.Sprintf(`field "messages": expected an array of chat messages, got %s`, describeJSON(f.value))}
+						Msg: fmt.Sprintf(`field "messages": expected an array of chat messages, got %s`, jsonscan.Describe(f.value))}
 				}
 			case "tools", "functions":
 				tools, err := decodeOpenAITools(f.value)
@@ -135,9 +137,10 @@ func hasField(fields []docField, key string) bool {
 	return false
 }
 
-func readOpenAIChatJSONL(r io.Reader, name string) (compact.Transcript, error) {
+func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	t := compact.Transcript{Format: string(OpenAIChatJSONL)}
-	err := lines(r, func(line []byte, n int) error {
+	err := rs.lines(r, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
@@ -184,8 +187,8 @@ func locate(err error, file string, f Name, line int, base int64) error {
 // decodeRecord unmarshals raw into v, turning failures into a recordError
 // that says what was expected.
 func decodeRecord(raw []byte, v any, expected string) error {
-	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
-		return &recordError{msg: fmt.Sprintf("expected %s, got %s", expected, describeJSON(raw))}
+	if i := jsonscan.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return &recordError{msg: fmt.Sprintf("expected %s, got %s", expected, jsonscan.Describe(raw))}
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		e := jsonError("", "", 0, err, expected).(*Error)
@@ -264,7 +267,7 @@ func openAIToolCall(c oaToolCall) *compact.ToolCall {
 	case c.Function != nil:
 		tc.Name, tc.Arguments = c.Function.Name, openAIArgs(c.Function.Arguments)
 	case c.Custom != nil: // a custom (free-form input) tool
-		tc.Name, tc.Arguments = c.Custom.Name, mustMarshal(c.Custom.Input)
+		tc.Name, tc.Arguments = c.Custom.Name, jsonOf(c.Custom.Input)
 	}
 	return tc
 }
@@ -278,7 +281,7 @@ func openAIArgs(raw json.RawMessage) json.RawMessage {
 	}
 	var s string
 	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return decodeArgs(s)
+		return argsFromString(s)
 	}
 	return compactJSON(raw)
 }
@@ -330,14 +333,14 @@ func readContent(raw json.RawMessage, what string, part func(json.RawMessage) ([
 		}
 		return parts, nil
 	}
-	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of %s, got %s", what, describeJSON(raw))}
+	return nil, &recordError{msg: fmt.Sprintf("content: expected a string or an array of %s, got %s", what, jsonscan.Describe(raw))}
 }
 
 // openAIPart reads one content part; nil for an empty text part.
 func openAIPart(raw json.RawMessage) (*compact.Part, error) {
 	var p oaPart
-	if i := scanSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
-		return nil, fmt.Errorf("expected a content part object, got %s", describeJSON(raw))
+	if i := jsonscan.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
+		return nil, fmt.Errorf("expected a content part object, got %s", jsonscan.Describe(raw))
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, fmt.Errorf("expected a content part: %w", err)
@@ -392,7 +395,7 @@ func imageRefURL(raw json.RawMessage) string {
 
 // imageOfURL keeps a data: URL's bytes inline and any other URL as is.
 func imageOfURL(u string) *compact.Image {
-	if mt, data, ok := parseDataURL(u); ok {
+	if mt, data, ok := splitDataURL(u); ok {
 		return &compact.Image{MediaType: mt, Data: data}
 	}
 	return &compact.Image{URL: u}
@@ -586,7 +589,7 @@ func sniffOpenAIChat(head []byte) int {
 				foreign = true
 			}
 		}
-		items := sniffArray(msgs.value, sniffItems)
+		items := headItems(msgs.value, sniffItems)
 		if len(items) == 0 {
 			return 0
 		}

@@ -47,6 +47,8 @@ func sig(m compact.Message) string {
 			} else {
 				fmt.Fprintf(&b, " result=%s%s:%q", p.CallID, e, p.Text)
 			}
+		case compact.PartOpaque:
+			fmt.Fprintf(&b, " opaque=%q", p.Text)
 		default:
 			fmt.Fprintf(&b, " %s?", p.Type)
 		}
@@ -100,7 +102,7 @@ var openAICases = []readerCase{
 		want: []string{
 			`system text="You are a weather assistant. Use the tools."`,
 			`user text="What's the weather in Paris and in Tokyo?"`,
-			`assistant call=call_paris:get_weather{"city":"Paris","unit":"c"} call=call_tokyo:get_weather{"city":"Tokyo","unit":"c"}`,
+			`assistant call=call_paris:get_weather{"city": "Paris", "unit": "c"} call=call_tokyo:get_weather{"city":"Tokyo","unit":"c"}`,
 			`tool ->"call_paris" text="18°C, light rain"`,
 			`tool ->"call_tokyo" text="24°C, sunny"`,
 			`assistant text="Paris: 18°C with light rain. Tokyo: 24°C and sunny."`,
@@ -123,7 +125,7 @@ var openAICases = []readerCase{
 		file: "testdata/openai/legacy_functions.json", as: OpenAIChat,
 		want: []string{
 			`user text="What time is it in Berlin?"`,
-			`assistant call=:get_time{"tz":"Europe/Berlin"}`,
+			`assistant call=:get_time{"tz": "Europe/Berlin"}`,
 			`tool(get_time) ->"" text="14:05"`,
 			`assistant text="It is 14:05 in Berlin."`,
 		},

@@ -90,7 +90,7 @@ func openAIToolsValue(f outField, tools []compact.ToolDef) json.RawMessage {
 		for i, d := range tools {
 			out[i] = function{d.Name, d.Description, d.Parameters}
 		}
-		return mustMarshal(out)
+		return jsonOf(out)
 	}
 	type tool struct {
 		Type     string   `json:"type"`
@@ -100,7 +100,7 @@ func openAIToolsValue(f outField, tools []compact.ToolDef) json.RawMessage {
 	for i, d := range tools {
 		out[i] = tool{"function", function{d.Name, d.Description, d.Parameters}}
 	}
-	return mustMarshal(out)
+	return jsonOf(out)
 }
 
 func toolsEqual(a, b []compact.ToolDef) bool {
@@ -197,7 +197,7 @@ func (e *oaEncoder) message(m *compact.Message, legacyName string) {
 		}
 	}
 	if len(e.out) == before && !onlyThinking(m) {
-		e.out = append(e.out, mustMarshal(oaOut{Role: role, Name: name, Content: json.RawMessage(`""`)}))
+		e.out = append(e.out, jsonOf(oaOut{Role: role, Name: name, Content: json.RawMessage(`""`)}))
 	}
 }
 
@@ -258,7 +258,7 @@ func (e *oaEncoder) chunk(role, name string, us []unit, keepThinking bool) {
 				continue
 			}
 			if p.ToolCall.ID == "" {
-				o.FunctionCall = &oaOutFunction{Name: p.ToolCall.Name, Arguments: encodeArgs(p.ToolCall.Arguments)}
+				o.FunctionCall = &oaOutFunction{Name: p.ToolCall.Name, Arguments: argsToString(p.ToolCall.Arguments)}
 				continue
 			}
 			o.ToolCalls = append(o.ToolCalls, e.call(p.ToolCall))
@@ -271,17 +271,17 @@ func (e *oaEncoder) chunk(role, name string, us []unit, keepThinking bool) {
 	}
 	calls := len(o.ToolCalls) > 0 || o.FunctionCall != nil
 	o.Content = e.content(content, calls)
-	e.out = append(e.out, mustMarshal(o))
+	e.out = append(e.out, jsonOf(o))
 }
 
 // result emits the tool message answering call id ("function" message for
 // an id-less legacy call).
 func (e *oaEncoder) result(id string, content json.RawMessage, name string) {
 	if id == "" {
-		e.out = append(e.out, mustMarshal(oaOut{Role: "function", Name: name, Content: content}))
+		e.out = append(e.out, jsonOf(oaOut{Role: "function", Name: name, Content: content}))
 		return
 	}
-	e.out = append(e.out, mustMarshal(oaOut{Role: "tool", Name: name, Content: content, ToolCallID: id}))
+	e.out = append(e.out, jsonOf(oaOut{Role: "tool", Name: name, Content: content, ToolCallID: id}))
 }
 
 // content encodes text and image units: a string for a single text, an
@@ -297,7 +297,7 @@ func (e *oaEncoder) content(us []unit, nullable bool) json.RawMessage {
 		if raw, ok := e.pool.take(us[0].parts); ok && !isTextPart(raw) {
 			return json.RawMessage("[" + string(raw) + "]") // a placeholder for audio or a file
 		}
-		return mustMarshal(us[0].parts[0].Text)
+		return jsonOf(us[0].parts[0].Text)
 	}
 	parts := make([]json.RawMessage, 0, len(us))
 	for _, u := range us {
@@ -307,22 +307,22 @@ func (e *oaEncoder) content(us []unit, nullable bool) json.RawMessage {
 		}
 		p := u.parts[0]
 		if p.Type == compact.PartImage && p.Image != nil {
-			parts = append(parts, mustMarshal(struct {
+			parts = append(parts, jsonOf(struct {
 				Type     string `json:"type"`
 				ImageURL struct {
 					URL string `json:"url"`
 				} `json:"image_url"`
 			}{Type: "image_url", ImageURL: struct {
 				URL string `json:"url"`
-			}{urlOfImage(p.Image)}}))
+			}{imageAsURL(p.Image)}}))
 			continue
 		}
-		parts = append(parts, mustMarshal(struct {
+		parts = append(parts, jsonOf(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{"text", p.Text}))
 	}
-	return mustMarshal(parts)
+	return jsonOf(parts)
 }
 
 func isTextPart(raw json.RawMessage) bool {
@@ -340,8 +340,8 @@ func (e *oaEncoder) call(tc *compact.ToolCall) json.RawMessage {
 		e.calls[k] = q[1:]
 		return q[0]
 	}
-	return mustMarshal(oaOutCall{ID: tc.ID, Type: "function",
-		Function: oaOutFunction{Name: tc.Name, Arguments: encodeArgs(tc.Arguments)}})
+	return jsonOf(oaOutCall{ID: tc.ID, Type: "function",
+		Function: oaOutFunction{Name: tc.Name, Arguments: argsToString(tc.Arguments)}})
 }
 
 // loadSource indexes the content parts and tool calls of m's source record,

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // OpenHands records a run as a stream of events, each an action (what a
@@ -58,7 +59,7 @@ func init() {
 		Name:        OpenHands,
 		Description: "OpenHands event trajectory (JSON array) or evaluation output (JSONL, one instance per line)",
 		Sniff:       sniffOpenHands,
-		Read:        readOpenHands,
+		read:        readOpenHands,
 		Write:       writeOpenHands,
 	})
 }
@@ -77,22 +78,38 @@ type OpenHandsInstance struct {
 const ohInstance = "instance" // Record.Type of the other instances' lines
 
 type ohEvent struct {
-	ID          rawSpan     `json:"id"`
-	Source      string      `json:"source"`
-	Message     string      `json:"message"`
-	Action      string      `json:"action"`
-	Observation string      `json:"observation"`
-	Content     rawSpan     `json:"content"`
-	Cause       rawSpan     `json:"cause"`
-	Args        rawSpan     `json:"args"`
-	Thought     string      `json:"thought"`
-	Meta        *ohToolMeta `json:"tool_call_metadata"`
+	ID          jsonscan.Raw `json:"id"`
+	Source      string       `json:"source"`
+	Message     string       `json:"message"`
+	Action      string       `json:"action"`
+	Observation string       `json:"observation"`
+	Content     jsonscan.Raw `json:"content"`
+	Cause       jsonscan.Raw `json:"cause"`
+	Args        jsonscan.Raw `json:"args"`
+	Thought     string       `json:"thought"`
+	Extras      jsonscan.Raw `json:"extras"`
+	Meta        *ohToolMeta  `json:"tool_call_metadata"`
+}
+
+// ohFailed reports whether an observation says its action failed: an
+// error observation, or a command's non-zero exit code (extras.exit_code,
+// or extras.metadata.exit_code in newer events).
+func ohFailed(e *ohEvent) bool {
+	if e.Observation == "error" {
+		return true
+	}
+	code := jsonscan.Lookup(e.Extras, "exit_code")
+	if len(code) == 0 {
+		code = jsonscan.Lookup(jsonscan.Lookup(e.Extras, "metadata"), "exit_code")
+	}
+	n, err := strconv.Atoi(string(code))
+	return err == nil && n != 0
 }
 
 type ohToolMeta struct {
-	FunctionName  string  `json:"function_name"`
-	ToolCallID    string  `json:"tool_call_id"`
-	ModelResponse rawSpan `json:"model_response"`
+	FunctionName  string       `json:"function_name"`
+	ToolCallID    string       `json:"tool_call_id"`
+	ModelResponse jsonscan.Raw `json:"model_response"`
 }
 
 func sniffOpenHands(head []byte) int {
@@ -102,11 +119,11 @@ func sniffOpenHands(head []byte) int {
 	}
 	events := func(list []byte) bool {
 		for _, e := range headItems(list, 4) {
-			if !hasMembers(e, "action") && !hasMembers(e, "observation") || hasMembers(e, "role") {
+			if !jsonscan.HasKeys(e, "action") && !jsonscan.HasKeys(e, "observation") || jsonscan.HasKeys(e, "role") {
 				continue // SWE-agent history entries carry "action" beside "role"
 			}
 			for _, k := range []string{"source", "id", "timestamp", "message", "args", "content", "thought", "extras", "cause"} {
-				if hasMembers(e, k) {
+				if jsonscan.HasKeys(e, k) {
 					return true
 				}
 			}
@@ -119,15 +136,15 @@ func sniffOpenHands(head []byte) int {
 		}
 		return 0
 	}
-	fields, _ := scanObject(t)
-	if h := spanOf(t, fields, "history"); h != nil && spanOf(t, fields, "trajectory") == nil && events(h) {
+	fields, _ := jsonscan.Members(t)
+	if h := jsonscan.ValueOf(t, fields, "history"); len(h) > 0 && len(jsonscan.ValueOf(t, fields, "trajectory")) == 0 && events(h) {
 		return 90
 	}
 	return 0
 }
 
-func readOpenHands(r io.Reader, name string) (compact.Transcript, error) {
-	return ReadOpenHandsInstance(r, name, "")
+func readOpenHands(r io.Reader, rs *readState) (compact.Transcript, error) {
+	return readOpenHandsInstance(r, rs, "")
 }
 
 // ReadOpenHandsInstance reads an OpenHands file. For an evaluation-output
@@ -136,6 +153,16 @@ func readOpenHands(r io.Reader, name string) (compact.Transcript, error) {
 // the file can be written back whole; a trajectory has one conversation and
 // id must be "".
 func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, error) {
+	rs := newReadState(name, OpenHands, ReadOptions{})
+	t, err := readOpenHandsInstance(r, rs, id)
+	if err != nil {
+		return t, err
+	}
+	return rs.finish(t)
+}
+
+func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Transcript, error) {
+	name := rs.name
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
@@ -150,7 +177,7 @@ func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, er
 	var before, after []compact.Record
 	found := false
 	var ids []string
-	err := lines(br, func(line []byte, n int) error {
+	err := rs.lines(br, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
@@ -194,19 +221,23 @@ func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, er
 // ReadOpenHandsInstances reads every instance of an evaluation-output file
 // (or the one conversation of a trajectory), each as its own transcript.
 func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, error) {
+	rs := newReadState(name, OpenHands, ReadOptions{})
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
 	}
 	if ohIsTrajectory(br) {
 		t, err := readOpenHandsTrajectory(br, name)
+		if err == nil {
+			t, err = rs.finish(t)
+		}
 		if err != nil {
 			return nil, err
 		}
 		return []OpenHandsInstance{{Line: 1, Transcript: t}}, nil
 	}
 	var out []OpenHandsInstance
-	err := lines(br, func(line []byte, n int) error {
+	err := rs.lines(br, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
@@ -216,6 +247,9 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 			return jsonError(name, OpenHands, n, err, `an OpenHands instance {"instance_id", "history": [events], ...}`)
 		}
 		t, err := ohInstanceTranscript(raw, name, n)
+		if err == nil {
+			t, err = rs.finish(t)
+		}
 		if err != nil {
 			return err
 		}
@@ -250,7 +284,7 @@ func ohIsTrajectory(br *bufio.Reader) bool {
 // instance_id.
 func ohInstanceID(raw []byte) (string, error) {
 	var head struct {
-		InstanceID rawSpan `json:"instance_id"`
+		InstanceID jsonscan.Raw `json:"instance_id"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
 		var typ *json.UnmarshalTypeError
@@ -259,7 +293,7 @@ func ohInstanceID(raw []byte) (string, error) {
 		}
 		return "", fmt.Errorf("not a JSON object: %w", err)
 	}
-	switch head.InstanceID.first() {
+	switch head.InstanceID.First() {
 	case '"':
 		var s string
 		_ = json.Unmarshal(head.InstanceID, &s)
@@ -366,12 +400,12 @@ func (o *ohReader) action(e *ohEvent, raw []byte, idx int) {
 		o.push(compact.Message{Role: compact.RoleSystem, Parts: []compact.Part{{Type: compact.PartText, Text: ohText(e)}}}, raw, idx, "")
 	case e.Meta != nil && e.Meta.ToolCallID != "":
 		o.acted = true
-		o.call(e, raw, idx, e.Meta.ToolCallID, e.Meta.FunctionName, ohModelArgs(e.Meta), memberString(e.Meta.ModelResponse, "id"))
+		o.call(e, raw, idx, e.Meta.ToolCallID, e.Meta.FunctionName, ohModelArgs(e.Meta), jsonscan.LookupString(e.Meta.ModelResponse, "id"))
 	case e.Action == "recall", e.Action == "change_agent_state", e.Action == "null", e.Source == "user", e.Source == "environment":
 		o.record("action:"+e.Action, raw)
 	case e.Action == "finish":
 		o.acted = true
-		text := memberString(e.Args, "final_thought")
+		text := jsonscan.LookupString(e.Args, "final_thought")
 		if text == "" {
 			text = ohThought(e)
 		}
@@ -413,15 +447,16 @@ func (o *ohReader) call(e *ohEvent, raw []byte, idx int, id, name string, args j
 
 func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
 	text := ohText(e)
+	failed := ohFailed(e)
 	if e.Meta != nil && e.Meta.ToolCallID != "" {
 		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{e.Meta.ToolCallID},
-			Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+			Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")
 		return
 	}
 	if p := o.answers(e); p != nil {
 		p.answered = true
 		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{p.callID},
-			Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+			Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")
 		return
 	}
 	switch e.Observation {
@@ -455,10 +490,10 @@ func (o *ohReader) answers(e *ohEvent) *ohPending {
 
 // ohText is an event's text: its args' content, its content, or its message.
 func ohText(e *ohEvent) string {
-	if s := memberString(e.Args, "content"); s != "" {
+	if s := jsonscan.LookupString(e.Args, "content"); s != "" {
 		return s
 	}
-	if e.Content.first() == '"' {
+	if e.Content.First() == '"' {
 		var s string
 		if json.Unmarshal(e.Content, &s) == nil && s != "" {
 			return s
@@ -468,7 +503,7 @@ func ohText(e *ohEvent) string {
 }
 
 func ohThought(e *ohEvent) string {
-	if s := memberString(e.Args, "thought"); s != "" {
+	if s := jsonscan.LookupString(e.Args, "thought"); s != "" {
 		return s
 	}
 	return e.Thought
@@ -477,12 +512,12 @@ func ohThought(e *ohEvent) string {
 // ohImages returns a message action's image URLs (args.image_urls, or the
 // old top-level images_urls).
 func ohImages(e *ohEvent, raw []byte) []string {
-	list := memberOf(e.Args, "image_urls")
+	list := jsonscan.Lookup(e.Args, "image_urls")
 	if list == nil {
-		list = memberOf(raw, "images_urls")
+		list = jsonscan.Lookup(raw, "images_urls")
 	}
 	var urls []string
-	if rawSpan(list).first() == '[' {
+	if jsonscan.Raw(list).First() == '[' {
 		_ = json.Unmarshal(list, &urls)
 	}
 	return urls
@@ -498,7 +533,7 @@ func ohModelArgs(meta *ohToolMeta) json.RawMessage {
 			} `json:"message"`
 		} `json:"choices"`
 	}
-	if meta.ModelResponse.first() != '{' || json.Unmarshal(meta.ModelResponse, &resp) != nil {
+	if meta.ModelResponse.First() != '{' || json.Unmarshal(meta.ModelResponse, &resp) != nil {
 		return nil
 	}
 	for _, ch := range resp.Choices {
@@ -524,16 +559,16 @@ var ohSkipArgs = map[string]bool{
 // events, its top-level fields), leaving out bookkeeping fields.
 func ohArgs(e *ohEvent, raw []byte) json.RawMessage {
 	src := []byte(e.Args)
-	if e.Args.first() != '{' {
+	if e.Args.First() != '{' {
 		src = raw
 	}
-	fields, _ := scanObject(src)
+	fields, _ := jsonscan.Members(src)
 	var o jsonObject
 	for _, f := range fields {
-		if ohSkipArgs[f.Key] || f.End < 0 {
+		if ohSkipArgs[f.Key] || f.Value.End < 0 {
 			continue
 		}
-		o.add(f.Key, json.RawMessage(src[f.Start:f.End]))
+		o.add(f.Key, json.RawMessage(src[f.Value.Start:f.Value.End]))
 	}
 	return o.bytes()
 }
@@ -547,8 +582,8 @@ func ohEventID(e *ohEvent, idx int) string {
 
 // ohScalar renders an id or cause, which OpenHands writes as a number or a
 // string, as a string.
-func ohScalar(v rawSpan) string {
-	switch v.first() {
+func ohScalar(v jsonscan.Raw) string {
+	switch v.First() {
 	case 0, 'n':
 		return ""
 	case '"':

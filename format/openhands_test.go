@@ -14,7 +14,7 @@ import (
 const ohEval = "openhands_multi_swe_bench_output.jsonl"
 
 func TestOpenHandsInstances(t *testing.T) {
-	data, err := readCorpusBytes(ohEval)
+	data, err := readCorpusBytes(t, ohEval)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestOpenHandsOldEvents(t *testing.T) {
 // event's content only.
 func TestOpenHandsChangedObservation(t *testing.T) {
 	const file = "openhands_traj_basic_gui_mode.json"
-	data, _ := readCorpusBytes(file)
+	data, _ := readCorpusBytes(t, file)
 	tr := readCorpus(t, file)
 	idx := -1
 	for i, m := range tr.Messages {
@@ -146,20 +146,20 @@ func TestOpenHandsChangedObservation(t *testing.T) {
 	}
 }
 
-// An evaluation-output file holds one benchmark instance per line; pick one
-// by its instance_id. The other lines ride along as records, so writing the
-// transcript back rewrites that instance and copies the rest.
-func ExampleReadOpenHandsInstance() {
-	f, err := os.Open(corpusPath("openhands_multi_swe_bench_output.jsonl"))
+// TestReadOpenHandsInstanceCorpus: an evaluation-output file holds one
+// benchmark instance per line; ReadOpenHandsInstance picks one by its
+// instance_id. The other lines ride along as records, so writing the
+// transcript back rewrites that instance and copies the rest. (It was an
+// Example, which cannot skip where the shared corpus is missing.)
+func TestReadOpenHandsInstanceCorpus(t *testing.T) {
+	f, err := os.Open(corpusPath(t, "openhands_multi_swe_bench_output.jsonl"))
 	if err != nil {
-		fmt.Println(err)
-		return
+		t.Fatal(err)
 	}
 	defer f.Close()
 	tr, err := ReadOpenHandsInstance(f, "output.jsonl", "ponylang__ponyc-4588")
 	if err != nil {
-		fmt.Println(err)
-		return
+		t.Fatal(err)
 	}
 	others := 0
 	for _, r := range tr.Records {
@@ -167,6 +167,8 @@ func ExampleReadOpenHandsInstance() {
 			others++
 		}
 	}
-	fmt.Println(tr.Format, len(tr.Messages), "messages,", len(tr.ToolGroups()), "tool groups,", others, "other instances kept")
-	// Output: openhands 102 messages, 49 tool groups, 2 other instances kept
+	got := fmt.Sprint(tr.Format, " ", len(tr.Messages), " messages, ", len(tr.ToolGroups()), " tool groups, ", others, " other instances kept")
+	if want := "openhands 102 messages, 49 tool groups, 2 other instances kept"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

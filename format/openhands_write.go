@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Writing OpenHands files. Unchanged messages go back as their events, and
@@ -30,7 +31,7 @@ func writeOpenHands(w io.Writer, t compact.Transcript) error {
 	if t.Format != string(OpenHands) || len(bytes.TrimSpace(env)) == 0 {
 		env = []byte("[]")
 	}
-	if env[scanSpace(env, 0)] == '[' {
+	if env[jsonscan.SkipSpace(env, 0)] == '[' {
 		return fillList(w, env, "", elems)
 	}
 	var line bytes.Buffer
@@ -63,12 +64,12 @@ type ohEncoder struct {
 func ohNewEncoder(t *compact.Transcript) *ohEncoder {
 	e := &ohEncoder{}
 	check := func(rec []byte) {
-		fields, _ := scanObject(rec)
-		if id, err := strconv.Atoi(ohScalar(rawSpan(spanOf(rec, fields, "id")))); err == nil && id >= e.nextID {
+		fields, _ := jsonscan.Members(rec)
+		if id, err := strconv.Atoi(ohScalar(jsonscan.Raw(jsonscan.ValueOf(rec, fields, "id")))); err == nil && id >= e.nextID {
 			e.nextID = id + 1
 		}
 		var ts string
-		if json.Unmarshal(spanOf(rec, fields, "timestamp"), &ts) == nil && ts > e.ts {
+		if json.Unmarshal(jsonscan.ValueOf(rec, fields, "timestamp"), &ts) == nil && ts > e.ts {
 			e.ts = ts
 		}
 	}
@@ -123,7 +124,7 @@ func (e *ohEncoder) changed(m *compact.Message) ([][]byte, bool) {
 			thought = append(thought, p.Text)
 		case compact.PartToolCall:
 			rec := recs[k]
-			if id := memberString(memberOf(rec, "tool_call_metadata"), "tool_call_id"); id != "" && id != p.ToolCall.ID {
+			if id := jsonscan.LookupString(jsonscan.Lookup(rec, "tool_call_metadata"), "tool_call_id"); id != "" && id != p.ToolCall.ID {
 				return nil, false
 			}
 			out = append(out, ohSetThought(rec, joinLines(thought)))
@@ -144,28 +145,28 @@ func joinLines(s []string) string { return strings.Join(s, "\n") }
 // ohSetText puts text where ohText reads it from: args.content, content or
 // message (a message action's "message" follows its content).
 func ohSetText(rec []byte, text string) []byte {
-	args := memberOf(rec, "args")
+	args := jsonscan.Lookup(rec, "args")
 	switch {
-	case memberString(args, "content") != "":
-		set := map[string]json.RawMessage{"args": withMembers(args, map[string]json.RawMessage{"content": jsonOf(text)}, nil)}
-		if memberOf(rec, "message") != nil {
+	case jsonscan.LookupString(args, "content") != "":
+		set := map[string]json.RawMessage{"args": jsonscan.SetMembers(args, map[string]json.RawMessage{"content": jsonOf(text)}, nil)}
+		if len(jsonscan.Lookup(rec, "message")) > 0 {
 			set["message"] = jsonOf(text)
 		}
-		return withMembers(rec, set, nil)
-	case memberString(rec, "content") != "":
-		return withMembers(rec, map[string]json.RawMessage{"content": jsonOf(text)}, nil)
+		return jsonscan.SetMembers(rec, set, nil)
+	case jsonscan.LookupString(rec, "content") != "":
+		return jsonscan.SetMembers(rec, map[string]json.RawMessage{"content": jsonOf(text)}, nil)
 	}
-	return withMembers(rec, map[string]json.RawMessage{"message": jsonOf(text)}, []string{"message"})
+	return jsonscan.SetMembers(rec, map[string]json.RawMessage{"message": jsonOf(text)}, []string{"message"})
 }
 
 // ohSetThought sets an action's thought (in args, or top-level in old events).
 func ohSetThought(rec []byte, thought string) []byte {
-	if args := memberOf(rec, "args"); rawSpan(args).first() == '{' {
-		return withMembers(rec, map[string]json.RawMessage{
-			"args": withMembers(args, map[string]json.RawMessage{"thought": jsonOf(thought)}, []string{"thought"}),
+	if args := jsonscan.Lookup(rec, "args"); jsonscan.Raw(args).First() == '{' {
+		return jsonscan.SetMembers(rec, map[string]json.RawMessage{
+			"args": jsonscan.SetMembers(args, map[string]json.RawMessage{"thought": jsonOf(thought)}, []string{"thought"}),
 		}, nil)
 	}
-	return withMembers(rec, map[string]json.RawMessage{"thought": jsonOf(thought)}, []string{"thought"})
+	return jsonscan.SetMembers(rec, map[string]json.RawMessage{"thought": jsonOf(thought)}, []string{"thought"})
 }
 
 // fresh encodes m as new events.
@@ -277,10 +278,10 @@ func (e *ohEncoder) message(source string, parts []compact.Part) []byte {
 
 func (e *ohEncoder) call(tc *compact.ToolCall, thought, resp string) []byte {
 	args := tc.Arguments
-	if rawSpan(args).first() != '{' {
+	if jsonscan.Raw(args).First() != '{' {
 		args = json.RawMessage("{}")
 	}
-	args = withMembers(args, map[string]json.RawMessage{"thought": jsonOf(thought)}, []string{"thought"})
+	args = jsonscan.SetMembers(args, map[string]json.RawMessage{"thought": jsonOf(thought)}, []string{"thought"})
 	var fn, call, msg, choice, mr, meta jsonObject
 	fn.add("name", tc.Name).add("arguments", argsToString(tc.Arguments))
 	call.add("id", tc.ID).add("type", "function").add("function", json.RawMessage(fn.bytes()))

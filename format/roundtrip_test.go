@@ -24,7 +24,7 @@ type tb interface {
 var writers = []Name{OpenAIChat, OpenAIChatJSONL, Anthropic}
 
 // content is what a round trip must keep of a message: everything but its
-// ID and Source.
+// ID, its Source and the tags a reader derives (they are not content).
 type content struct {
 	Role        compact.Role
 	Name        string
@@ -45,8 +45,10 @@ func contentOf(t compact.Transcript) []content {
 			if p.ToolCall != nil {
 				tc := *p.ToolCall
 				tc.Arguments = compactJSON(tc.Arguments)
+				tc.Kind, tc.Target = "", ""
 				p.ToolCall = &tc
 			}
+			p.Failed, p.Harness = false, false
 			c.Parts = append(c.Parts, p)
 		}
 		out[i] = c
@@ -354,7 +356,7 @@ func genArgs(t *rapid.T, objectOnly bool) json.RawMessage {
 			v = []any{1.0, "x"}
 		}
 	}
-	return mustMarshal(v) // as the readers encode: no HTML escapes
+	return jsonOf(v) // as the readers encode: no HTML escapes
 }
 
 var callSeq int

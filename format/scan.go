@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // lines reads r one line at a time, for JSONL formats. Lines may be of any
@@ -36,6 +38,9 @@ func lines(r io.Reader, fn func(line []byte, n int) error) error {
 			return err
 		}
 		line = bytes.TrimRight(line, "\r\n")
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			if ferr := fn(line, n); ferr != nil {
 				return ferr
@@ -45,6 +50,100 @@ func lines(r io.Reader, fn func(line []byte, n int) error) error {
 			return nil
 		}
 	}
+}
+
+// lines reads the JSONL input r as lines does, for a reader whose fn fails
+// on a line it cannot read (an *Error naming the line). A line holding
+// several whole records with no newline between them is handed to fn one
+// record at a time, with a warning; a damaged line is skipped with a
+// warning under SkipBadLines, and is otherwise the error.
+func (rs *readState) lines(r io.Reader, fn func(line []byte, n int) error) error {
+	err := lines(r, func(line []byte, n int) error {
+		err := fn(line, n)
+		if err == nil {
+			return nil
+		}
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Line != n {
+			return err // not the line's fault (a reader's own limit, I/O)
+		}
+		if recs := splitRecords(line); len(recs) > 1 {
+			rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSplitLine,
+				Msg: fmt.Sprintf("the line holds %d records with no newline between them; read as %d", len(recs), len(recs))})
+			for _, rec := range recs {
+				if err := fn(rec, n); err != nil {
+					return rs.skip(err, n)
+				}
+			}
+			return nil
+		}
+		return rs.skip(err, n)
+	})
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return err
+		}
+		return &Error{File: rs.name, Format: rs.format, Offset: -1, Msg: "reading input", Err: err}
+	}
+	return nil
+}
+
+// skip returns err, or nil after a warning when damaged lines are skipped.
+func (rs *readState) skip(err error, n int) error {
+	if !rs.opts.SkipBadLines {
+		return err
+	}
+	rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSkipped, Msg: "line skipped: " + err.Error()})
+	return nil
+}
+
+// splitRecords returns the JSON values line holds one after another (with
+// nothing but spaces between them), each a whole, valid value; nil when
+// line is anything else.
+func splitRecords(line []byte) [][]byte {
+	var out [][]byte
+	for i := jsonscan.SkipSpace(line, 0); i < len(line); i = jsonscan.SkipSpace(line, i) {
+		if line[i] != '{' && line[i] != '[' {
+			return nil
+		}
+		end := jsonscan.ValueEnd(line, i)
+		if end < 0 || !json.Valid(line[i:end]) {
+			return nil
+		}
+		out = append(out, line[i:end])
+		i = end
+	}
+	return out
+}
+
+// detectError explains why no format recognised head: when head is JSON
+// (or JSON lines) that breaks before head ends, where and how it breaks
+// (a raw control character in a string, nesting past encoding/json's
+// limit, …); otherwise err.
+func detectError(name string, head []byte, err error) error {
+	t := bytes.TrimPrefix(head, utf8BOM)
+	i := jsonscan.SkipSpace(t, 0)
+	if i >= len(t) || t[i] != '{' && t[i] != '[' {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	for {
+		var v json.RawMessage
+		derr := dec.Decode(&v)
+		if errors.Is(derr, io.EOF) {
+			break
+		}
+		var syn *json.SyntaxError
+		if errors.As(derr, &syn) {
+			off := syn.Offset + int64(len(head)-len(t))
+			return &Error{File: name, Offset: off, Msg: "invalid JSON, so no format can read it: " + syn.Error()}
+		}
+		if derr != nil {
+			break // cut short by the end of head: not the input's fault
+		}
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // jsonError turns a decoding error into an *Error with the byte offset (for
@@ -105,22 +204,22 @@ const sniffItems = 24
 // has kind 0.
 func shapeOf(head []byte) jsonShape {
 	head = bytes.TrimPrefix(head, utf8BOM)
-	i := scanSpace(head, 0)
+	i := jsonscan.SkipSpace(head, 0)
 	if i >= len(head) {
 		return jsonShape{}
 	}
 	switch head[i] {
 	case '[':
-		return jsonShape{kind: '[', items: sniffArray(head[i:], sniffItems)}
+		return jsonShape{kind: '[', items: headItems(head[i:], sniffItems)}
 	case '{':
-		end := scanValue(head, i)
+		end := jsonscan.ValueEnd(head, i)
 		if end > 0 {
-			if rest := scanSpace(head, end); rest < len(head) && head[rest] == '{' &&
+			if rest := jsonscan.SkipSpace(head, end); rest < len(head) && head[rest] == '{' &&
 				bytes.IndexByte(head[end:rest], '\n') >= 0 {
-				return jsonShape{kind: 'l', fields: sniffFields(head[i:end]), items: sniffLines(head[i:], sniffItems)}
+				return jsonShape{kind: 'l', fields: fieldsOf(head[i:end]), items: headRecords(head[i:], sniffItems)}
 			}
 		}
-		return jsonShape{kind: '{', fields: sniffFields(head[i:])}
+		return jsonShape{kind: '{', fields: fieldsOf(head[i:])}
 	}
 	return jsonShape{}
 }
@@ -135,116 +234,27 @@ func (s jsonShape) field(key string) (jsonField, bool) {
 	return jsonField{}, false
 }
 
-// sniffLines returns up to max complete, valid JSON lines of b.
-func sniffLines(b []byte, max int) [][]byte {
-	var out [][]byte
-	for len(b) > 0 && len(out) < max {
-		nl := bytes.IndexByte(b, '\n')
-		if nl < 0 {
-			if json.Valid(b) {
-				out = append(out, b)
-			}
-			break
-		}
-		if line := bytes.TrimSpace(b[:nl]); len(line) > 0 && json.Valid(line) {
-			out = append(out, line)
-		}
-		b = b[nl+1:]
+// fieldsOf returns the fields of the JSON object at the start of b, as far
+// as b goes.
+func fieldsOf(b []byte) []jsonField {
+	members, _ := jsonscan.Members(b)
+	out := make([]jsonField, len(members))
+	for i, m := range members {
+		out[i] = jsonField{key: m.Key, value: jsonscan.Value(b, m.Value), complete: m.Value.End >= 0}
 	}
 	return out
 }
 
-// sniffFields returns the fields of the JSON object at the start of b, as
-// far as b goes.
-func sniffFields(b []byte) []jsonField {
-	var out []jsonField
-	i := scanSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil
-	}
-	i++
-	for {
-		i = scanSpace(b, i)
-		if i >= len(b) || b[i] != '"' {
-			return out
-		}
-		end := scanString(b, i)
-		if end < 0 {
-			return out
-		}
-		key, ok := sniffUnquote(b[i:end])
-		if !ok {
-			return out
-		}
-		i = scanSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return out
-		}
-		start := scanSpace(b, i+1)
-		end = scanValue(b, start)
-		if end < 0 {
-			if start < len(b) {
-				out = append(out, jsonField{key: key, value: b[start:]})
-			}
-			return out
-		}
-		out = append(out, jsonField{key: key, value: b[start:end], complete: true})
-		i = scanSpace(b, end)
-		if i >= len(b) || b[i] != ',' {
-			return out
-		}
-		i++
-	}
-}
-
-// sniffArray returns up to max complete elements of the JSON array at the
-// start of b.
-func sniffArray(b []byte, max int) [][]byte {
-	var out [][]byte
-	i := scanSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return nil
-	}
-	i++
-	for len(out) < max {
-		start := scanSpace(b, i)
-		if start >= len(b) || b[start] == ']' {
-			return out
-		}
-		end := scanValue(b, start)
-		if end < 0 {
-			return out
-		}
-		out = append(out, b[start:end])
-		i = scanSpace(b, end)
-		if i >= len(b) || b[i] != ',' {
-			return out
-		}
-		i++
-	}
-	return out
-}
-
-func sniffUnquote(b []byte) (string, bool) {
-	if bytes.IndexByte(b, '\\') < 0 {
-		return string(b[1 : len(b)-1]), true
-	}
-	var s string
-	if json.Unmarshal(b, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// recordKeys decodes the top-level keys of a complete JSON object (a sniffed
-// record) with their raw values, or returns nil when b is not an object.
+// recordKeys returns the top-level members of a complete JSON object (a
+// sniffed record) with their raw values, or nil when b is not one.
 func recordKeys(b []byte) map[string]json.RawMessage {
-	if i := scanSpace(b, 0); i >= len(b) || b[i] != '{' {
+	members, complete := jsonscan.Members(b)
+	if !complete {
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return nil
+	m := make(map[string]json.RawMessage, len(members))
+	for _, f := range members {
+		m[f.Key] = jsonscan.Value(b, f.Value)
 	}
 	return m
 }
@@ -402,25 +412,4 @@ func describeToken(tok json.Token) string {
 		return fmt.Sprintf("%q", string(v))
 	}
 	return "something else"
-}
-
-// describeJSON names the kind of JSON value raw is, for error messages.
-func describeJSON(raw []byte) string {
-	i := scanSpace(raw, 0)
-	if i >= len(raw) {
-		return "nothing"
-	}
-	switch raw[i] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }

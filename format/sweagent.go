@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // SWE-agent saves each run as a .traj JSON document: "trajectory" (one step
@@ -34,30 +35,30 @@ func init() {
 		Name:        SWEAgent,
 		Description: `SWE-agent trajectory (.traj: {"trajectory", "history", "info", ...})`,
 		Sniff:       sniffSWEAgent,
-		Read:        readSWEAgent,
+		read:        readSWEAgent,
 		Write:       writeSWEAgent,
 	})
 }
 
 type sweMessage struct {
-	Role        string     `json:"role"`
-	Content     rawSpan    `json:"content"`
-	ToolCalls   []chatCall `json:"tool_calls"`
-	ToolCallIDs []string   `json:"tool_call_ids"`
-	IsDemo      rawSpan    `json:"is_demo"`
+	Role        string       `json:"role"`
+	Content     jsonscan.Raw `json:"content"`
+	ToolCalls   []chatCall   `json:"tool_calls"`
+	ToolCallIDs []string     `json:"tool_call_ids"`
+	IsDemo      jsonscan.Raw `json:"is_demo"`
 }
 
 func sniffSWEAgent(head []byte) int {
 	t := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
-	fields, _ := scanObject(t)
-	has := func(k string) bool { return spanOf(t, fields, k) != nil }
+	fields, _ := jsonscan.Members(t)
+	has := func(k string) bool { return len(jsonscan.ValueOf(t, fields, k)) > 0 }
 	switch {
 	case has("trajectory") && has("history"):
 		return 90
 	case has("trajectory") && (has("environment") || has("info")):
 		// history may lie beyond the head, after a long trajectory
-		for _, step := range headItems(spanOf(t, fields, "trajectory"), 2) {
-			if hasMembers(step, "action", "observation") {
+		for _, step := range headItems(jsonscan.ValueOf(t, fields, "trajectory"), 2) {
+			if jsonscan.HasKeys(step, "action", "observation") {
 				return 85
 			}
 		}
@@ -65,7 +66,8 @@ func sniffSWEAgent(head []byte) int {
 	return 0
 }
 
-func readSWEAgent(r io.Reader, name string) (compact.Transcript, error) {
+func readSWEAgent(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `a SWE-agent trajectory {"history": [messages], ...}`
 	doc, err := readWholeDoc(r, name, SWEAgent, expected)
 	if err != nil {
@@ -106,7 +108,7 @@ func readSWEAgent(r io.Reader, name string) (compact.Transcript, error) {
 }
 
 // truthy reads a flag SWE-agent writes as a boolean or as a string.
-func truthy(v rawSpan) bool {
+func truthy(v jsonscan.Raw) bool {
 	s := string(v)
 	return s == "true" || s == `"true"` || s == `"True"`
 }
@@ -120,7 +122,7 @@ func writeSWEAgent(w io.Writer, t compact.Transcript) error {
 		return [][]byte{ctx.encode(m)}
 	})
 	env := t.Envelope
-	if t.Format != string(SWEAgent) || memberOf(env, "history") == nil {
+	if t.Format != string(SWEAgent) || len(jsonscan.Lookup(env, "history")) == 0 {
 		env = []byte(`{"history":[]}`)
 	}
 	return fillList(w, env, "history", elems)
@@ -136,10 +138,10 @@ func sweContext(t *compact.Transcript) sweCtx {
 	var c sweCtx
 	for i := range t.Messages {
 		if rec := baseRecord(&t.Messages[i], SWEAgent); rec != nil {
-			if a := memberOf(rec, "agent"); a != nil && c.agent == nil {
+			if a := jsonscan.Lookup(rec, "agent"); a != nil && c.agent == nil {
 				c.agent = json.RawMessage(a)
 			}
-			if memberOf(rec, "message_type") != nil {
+			if len(jsonscan.Lookup(rec, "message_type")) > 0 {
 				c.messageType = true
 			}
 		}
@@ -155,7 +157,7 @@ func (c sweCtx) encode(m *compact.Message) []byte {
 	order := []string{"role", "content", "tool_calls", "tool_call_ids"}
 	var drop []string
 	if rec := baseRecord(m, SWEAgent); rec != nil {
-		set["content"] = chatContentJSON(m.Parts, rawSpan(memberOf(rec, "content")).first() == '[')
+		set["content"] = chatContentJSON(m.Parts, jsonscan.Raw(jsonscan.Lookup(rec, "content")).First() == '[')
 		if len(calls) > 0 {
 			set["tool_calls"] = chatToolCallsJSON(calls)
 		} else {
@@ -166,7 +168,7 @@ func (c sweCtx) encode(m *compact.Message) []byte {
 		} else {
 			drop = append(drop, "tool_call_ids")
 		}
-		return withMembers(rec, set, order, drop...)
+		return jsonscan.SetMembers(rec, set, order, drop...)
 	}
 	var o jsonObject
 	o.add("role", sweRole(m.Role)).add("content", chatContentJSON(m.Parts, false))

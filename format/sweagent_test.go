@@ -23,7 +23,7 @@ func TestSWEAgentKeepsTheDocument(t *testing.T) {
 	}
 	out := checkCompacted(t, &in)
 	var before, after map[string]json.RawMessage
-	data, _ := readCorpusBytes(file)
+	data, _ := readCorpusBytes(t, file)
 	if err := json.Unmarshal(data, &before); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +67,6 @@ func TestSWEAgentBadInput(t *testing.T) {
 	}
 }
 
-func readCorpusBytes(file string) ([]byte, error) {
-	return os.ReadFile(corpusPath(file))
+func readCorpusBytes(t *testing.T, file string) ([]byte, error) {
+	return os.ReadFile(corpusPath(t, file))
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/compactkit/compact"
 )
@@ -145,19 +144,6 @@ func uniqueIDs(ids []string) []string {
 	return out
 }
 
-// decodeArgs turns OpenAI's JSON-encoded arguments string into
-// ToolCall.Arguments: the JSON it holds, compacted, or the string itself as a
-// JSON string when it holds no JSON.
-func decodeArgs(s string) json.RawMessage {
-	if json.Valid([]byte(s)) {
-		var b bytes.Buffer
-		if json.Compact(&b, []byte(s)) == nil {
-			return b.Bytes()
-		}
-	}
-	return mustMarshal(s)
-}
-
 // compactJSON returns raw without insignificant spaces, or raw itself when it
 // is not valid JSON.
 func compactJSON(raw []byte) json.RawMessage {
@@ -169,22 +155,6 @@ func compactJSON(raw []byte) json.RawMessage {
 		return append(json.RawMessage(nil), raw...)
 	}
 	return b.Bytes()
-}
-
-// encodeArgs is the inverse of decodeArgs: the arguments string OpenAI
-// expects.
-func encodeArgs(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "{}"
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil && !json.Valid([]byte(s)) {
-			return s
-		}
-	}
-	return string(raw)
 }
 
 // argsObject returns the arguments as the JSON object Anthropic's tool_use
@@ -200,7 +170,7 @@ func argsObject(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	if !json.Valid(raw) {
-		raw = mustMarshal(string(raw))
+		raw = jsonOf(string(raw))
 	}
 	return json.RawMessage(`{"input":` + string(raw) + `}`)
 }
@@ -261,19 +231,6 @@ func (p rawPool) take(parts []compact.Part) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// mustMarshal encodes v, which must be encodable (strings, the writers' own
-// structs), without escaping <, > and & so that code and HTML in transcripts
-// stay readable.
-func mustMarshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("format: encoding %T: %v", v, err)) // only the writers' own types reach here
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
 // outField is one top-level field of a document a writer emits.
 type outField struct {
 	key   string
@@ -288,7 +245,7 @@ func writeObject(w io.Writer, fields []outField) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("{\n")
 	for i, f := range fields {
-		bw.Write(mustMarshal(f.key))
+		bw.Write(jsonOf(f.key))
 		bw.WriteString(": ")
 		if f.value != nil {
 			bw.Write(f.value)
@@ -335,7 +292,7 @@ func envelopeFields(env json.RawMessage) []outField {
 		return nil
 	}
 	var out []outField
-	for _, f := range sniffFields(env) {
+	for _, f := range fieldsOf(env) {
 		if !f.complete {
 			return nil
 		}
@@ -356,7 +313,7 @@ func buildEnvelope(fields []docField, placeholder map[string]string) json.RawMes
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(mustMarshal(f.key))
+		b.Write(jsonOf(f.key))
 		b.WriteByte(':')
 		if p, ok := placeholder[f.key]; ok {
 			b.WriteString(p)
@@ -366,32 +323,6 @@ func buildEnvelope(fields []docField, placeholder map[string]string) json.RawMes
 	}
 	b.WriteByte('}')
 	return b.Bytes()
-}
-
-// parseDataURL splits a data: URL into its media type and base64 payload.
-func parseDataURL(u string) (mediaType, data string, ok bool) {
-	rest, found := strings.CutPrefix(u, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, data, found := strings.Cut(rest, ",")
-	if !found {
-		return "", "", false
-	}
-	mediaType, b64 := strings.CutSuffix(meta, ";base64")
-	if !b64 {
-		return "", "", false
-	}
-	return mediaType, data, true
-}
-
-// urlOfImage is the URL an image is written as where only URLs fit: its own,
-// or a data: URL of its inline bytes.
-func urlOfImage(img *compact.Image) string {
-	if img.Data != "" {
-		return "data:" + img.MediaType + ";base64," + img.Data
-	}
-	return img.URL
 }
 
 // keepThinking reports whether thinking read in format from may be written

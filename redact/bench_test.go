@@ -2,10 +2,8 @@ package redact
 
 import (
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,36 +37,45 @@ func benchRedact(b *testing.B, r *Redactor, text string) {
 }
 
 // benchTranscripts are the benchmarks' real agent transcripts (Claude Code
-// and Codex JSONL).
+// and Codex JSONL) of the shared corpus.
 var benchTranscripts = []string{
-	filepath.Join(transcriptDir, "claudecode_agentcmd_full-session-four.jsonl"),
-	filepath.Join(transcriptDir, "codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl"),
+	"claudecode_agentcmd_full-session-four.jsonl",
+	"codex_agentcmd_rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl",
+}
+
+// transcriptsText is the text of the benchmark transcripts.
+func transcriptsText(tb testing.TB) string {
+	tb.Helper()
+	var b strings.Builder
+	for _, name := range benchTranscripts {
+		raw, err := os.ReadFile(transcriptFile(tb, name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.Write(raw)
+	}
+	return b.String()
 }
 
 // mixedText is the benchmark's input: two real agent transcripts (Claude
 // Code and Codex JSONL, mostly code, logs and prose, no secrets) followed by
 // every case of the evaluation corpus (secrets in 40+ contexts, hard
 // negatives). About 830 KB; one secret per 2 KB.
-var mixedText = sync.OnceValue(func() string {
+func mixedText(tb testing.TB) string {
+	tb.Helper()
 	var b strings.Builder
-	for _, f := range benchTranscripts {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			panic(err)
-		}
-		b.Write(raw)
-	}
-	for _, c := range loadCases(&testing.T{}, filepath.Join(redactCorpusDir, "corpus.jsonl")) {
+	b.WriteString(transcriptsText(tb))
+	for _, c := range loadCases(tb, redactCorpusFile(tb, "corpus.jsonl")) {
 		b.WriteString(c.Text)
 		b.WriteByte('\n')
 	}
 	return b.String()
-})
+}
 
 // BenchmarkRedactMixed is the throughput goal (>= 50 MiB/s on one core:
 // go test -bench RedactMixed -cpu 1).
 func BenchmarkRedactMixed(b *testing.B) {
-	text := mixedText()
+	text := mixedText(b)
 	r, err := New(Config{})
 	if err != nil {
 		b.Fatal(err)
@@ -79,9 +86,7 @@ func BenchmarkRedactMixed(b *testing.B) {
 // BenchmarkRedactTranscripts measures real transcripts alone: text with no
 // secret, the common case.
 func BenchmarkRedactTranscripts(b *testing.B) {
-	raw, _ := os.ReadFile(benchTranscripts[0])
-	raw2, _ := os.ReadFile(benchTranscripts[1])
-	text := string(raw) + string(raw2)
+	text := transcriptsText(b)
 	r, _ := New(Config{})
 	benchRedact(b, r, text)
 }
@@ -90,7 +95,7 @@ func BenchmarkRedactTranscripts(b *testing.B) {
 // per 900 bytes, the worst case for the detectors that run after a keyword.
 func BenchmarkRedactCorpus(b *testing.B) {
 	var sb strings.Builder
-	for _, c := range loadCases(b, filepath.Join(redactCorpusDir, "corpus.jsonl")) {
+	for _, c := range loadCases(b, redactCorpusFile(b, "corpus.jsonl")) {
 		sb.WriteString(c.Text)
 		sb.WriteByte('\n')
 	}

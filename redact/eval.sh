@@ -3,18 +3,27 @@
 # CLI, as the corpus's own eval.py does (one process per case), and fails
 # below 95% strict recall or above 1% false positives. Run from anywhere:
 #   redact/eval.sh [CORPUS]
-# CORPUS defaults to testdata/corpus/redact/corpus.jsonl (gen.py --seed 1);
-# pass one written by testdata/corpus/redact/gen.py --seed N --out FILE to
+# The labelled corpus and its scorer are in the shared corpus, outside this
+# repository: ${COMPACT_CORPUS:-../shared/corpus}/redact, a relative path
+# taken from the repository's root. CORPUS defaults to its corpus.jsonl
+# (gen.py --seed 1); pass one written by its gen.py --seed N --out FILE to
 # check generalisation.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-data="$here/../testdata/corpus/redact"
+root="$(cd "$here/.." && pwd)"
+shared="${COMPACT_CORPUS:-../shared/corpus}"
+case "$shared" in /*) ;; *) shared="$root/$shared" ;; esac
+data="$shared/redact"
+[ -f "$data/eval.py" ] || {
+  echo "eval.sh: no redaction corpus at $data (put the shared corpus at ../shared/corpus beside the repository, or set COMPACT_CORPUS)" >&2
+  exit 1
+}
 corpus="${1:-$data/corpus.jsonl}"
 command -v python3 >/dev/null || { echo "eval.sh: python3 is required" >&2; exit 1; }
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-(cd "$here/.." && go build -o "$tmp/compact" ./cmd/compact)
+(cd "$root" && go build -o "$tmp/compact" ./cmd/compact)
 
 python3 "$data/eval.py" --corpus "$corpus" --cmd "$tmp/compact redact" \
   --name "compact redact" --json "$tmp/summary.json"

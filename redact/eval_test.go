@@ -12,23 +12,42 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/corpus"
 )
 
 // The evaluation corpus (corpus.jsonl, from gen.py --seed 1) and its scorer
-// (eval.py) are the repository's copy of the shared corpus; see the README
-// beside them. TestEvalCorpus scores the redactor in process with the
-// scorer's definitions and, where python3 is installed, also through
-// eval.py itself, and fails below the goals.
+// (eval.py) are in the shared corpus's redact/ directory, outside this
+// repository (package internal/corpus finds it). TestEvalCorpus scores the
+// redactor in process with the scorer's definitions and, where python3 is
+// installed, also through eval.py itself, and fails below the goals.
 
-// The one in-repository copy of the shared corpus: the redaction corpus, and
-// the real transcripts the redactor is tested and benchmarked on.
-const (
-	redactCorpusDir = "../testdata/corpus/redact"
-	transcriptDir   = "../testdata/corpus/transcripts"
-)
+// redactCorpusFile returns the path of a file of the shared redaction
+// corpus, skipping tb where the corpus is missing.
+func redactCorpusFile(tb testing.TB, name string) string {
+	tb.Helper()
+	return corpus.Path(tb, corpus.Redact, name)
+}
+
+// transcriptFile returns the path of a real transcript of the shared
+// corpus, skipping tb where the corpus is missing.
+func transcriptFile(tb testing.TB, name string) string {
+	tb.Helper()
+	return corpus.Path(tb, corpus.Transcripts, name)
+}
+
+// evalCorpusFile is the corpus TestEvalCorpus scores: -eval.corpus, or the
+// shared corpus's corpus.jsonl.
+func evalCorpusFile(tb testing.TB) string {
+	tb.Helper()
+	if *evalCorpus != "" {
+		return *evalCorpus
+	}
+	return redactCorpusFile(tb, "corpus.jsonl")
+}
 
 var (
-	evalCorpus  = flag.String("eval.corpus", filepath.Join(redactCorpusDir, "corpus.jsonl"), "corpus to score (e.g. one written by gen.py --seed N)")
+	evalCorpus  = flag.String("eval.corpus", "", "corpus to score (e.g. one written by gen.py --seed N; default: the shared corpus's redact/corpus.jsonl)")
 	evalVerbose = flag.Bool("eval.v", false, "print every miss and false positive")
 )
 
@@ -195,14 +214,15 @@ func redactAll(t testing.TB, r *Redactor, cases []evalCase) map[string]string {
 }
 
 func TestEvalCorpus(t *testing.T) {
-	cases := loadCases(t, *evalCorpus)
+	path := evalCorpusFile(t)
+	cases := loadCases(t, path)
 	r, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	outputs := redactAll(t, r, cases)
 	s := scoreCases(cases, outputs)
-	s.report(t, *evalCorpus)
+	s.report(t, path)
 
 	if got := s.pct(s.caught, s.secrets); got < 95 {
 		t.Errorf("strict recall %.2f%%, want >= 95%%", got)
@@ -224,12 +244,12 @@ func TestEvalCorpus(t *testing.T) {
 			t.Errorf("family %s: %d false positives, want 0", f, s.famFP[f])
 		}
 	}
-	checkWithEvalPy(t, cases, outputs, s)
+	checkWithEvalPy(t, path, cases, outputs, s)
 }
 
 // checkWithEvalPy scores the same outputs with the corpus's own eval.py
 // when python3 is installed, and requires the two scorers to agree.
-func checkWithEvalPy(t *testing.T, cases []evalCase, outputs map[string]string, s *score) {
+func checkWithEvalPy(t *testing.T, path string, cases []evalCase, outputs map[string]string, s *score) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Log("python3 not found: eval.py cross-check skipped (the in-process score above still gates)")
@@ -251,7 +271,7 @@ func checkWithEvalPy(t *testing.T, cases []evalCase, outputs map[string]string, 
 		t.Fatal(err)
 	}
 	sumPath := filepath.Join(dir, "summary.json")
-	cmd := exec.Command(py, filepath.Join(redactCorpusDir, "eval.py"), "--corpus", *evalCorpus, "--outputs", outPath, "--json", sumPath)
+	cmd := exec.Command(py, redactCorpusFile(t, "eval.py"), "--corpus", path, "--outputs", outPath, "--json", sumPath)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("eval.py: %v\n%s", err, out)
 	}

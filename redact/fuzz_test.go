@@ -2,17 +2,21 @@ package redact
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/compactkit/compact/internal/corpus"
 )
 
-// fuzzSeeds are a few corpus cases and the adversarial shapes.
+// fuzzSeeds are a few cases of the shared redaction corpus (where it is)
+// and the adversarial shapes.
 func fuzzSeeds(f *testing.F) {
-	cases := loadCases(f, filepath.Join(redactCorpusDir, "corpus.jsonl"))
-	for i := 0; i < len(cases); i += 13 {
-		f.Add(cases[i].Text)
+	if corpus.Available() {
+		cases := loadCases(f, redactCorpusFile(f, "corpus.jsonl"))
+		for i := 0; i < len(cases); i += 13 {
+			f.Add(cases[i].Text)
+		}
 	}
 	for _, s := range adversarialSeeds {
 		f.Add(s)

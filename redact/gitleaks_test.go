@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ func TestGitleaksRuleCases(t *testing.T) {
 		wantPos = 0.947 // measured: 94.72%; most misses are placeholder-like fakes (1234567890, QQQQ, ABCD)
 		wantNeg = 0.871 // measured: 87.12%; most "misses" are real-looking keys another gitleaks rule would flag
 	)
-	cases := loadCases(t, filepath.Join(redactCorpusDir, "gitleaks-rule-cases.jsonl"))
+	cases := loadCases(t, redactCorpusFile(t, "gitleaks-rule-cases.jsonl"))
 	r, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,7 +100,7 @@ func TestTranscript(t *testing.T) {
 // again, keep every message, and hold no secret, not even in the raw
 // records a writer copies.
 func TestTranscriptRoundTrip(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(transcriptDir, "claudecode_agentcmd_full-session-four.jsonl"))
+	raw, err := os.ReadFile(transcriptFile(t, "claudecode_agentcmd_full-session-four.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

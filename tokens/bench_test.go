@@ -25,7 +25,7 @@ var (
 func corpusText(b testing.TB) string {
 	benchOnce.Do(func() {
 		var sb strings.Builder
-		for _, f := range loadCorpus(b, transcriptDir()) {
+		for _, f := range loadCorpus(b, transcriptDir(b)) {
 			for _, s := range f.strings {
 				sb.WriteString(s)
 				sb.WriteByte('\n')

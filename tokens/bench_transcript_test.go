@@ -14,7 +14,7 @@ import (
 // returns all their messages, in order.
 func corpusMessages(b *testing.B) []compact.Message {
 	var msgs []compact.Message
-	for _, f := range loadCorpus(b, transcriptDir()) {
+	for _, f := range loadCorpus(b, transcriptDir(b)) {
 		t, err := format.Read(bytes.NewReader([]byte(f.raw)), filepath.Base(f.name), "")
 		if err != nil {
 			b.Fatalf("%s: %v", f.name, err)

@@ -12,17 +12,15 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/compactkit/compact/internal/corpus"
 )
 
 var (
 	update    = flag.Bool("update", false, "rewrite golden files under testdata/")
 	fullDiff  = flag.Bool("full", false, "differential test over the whole corpus and 100k hostile strings (slow)")
-	corpusDir = flag.String("corpus", "", "directory of transcripts for the corpus tests (default: "+repoCorpus+")")
+	corpusDir = flag.String("corpus", "", "directory of transcripts for the corpus tests (default: the shared corpus's transcripts, found by package internal/corpus)")
 )
-
-// repoCorpus is the repository's one copy of the shared corpus of real
-// transcripts.
-const repoCorpus = "../testdata/corpus/transcripts"
 
 // smallCorpus names the transcripts of the tests that need little text (and
 // of the estimator's check under -race, where the whole corpus takes
@@ -39,22 +37,13 @@ var smallCorpus = []string{
 }
 
 // transcriptDir is the directory of the corpus tests: -corpus, or the
-// repository's corpus.
-func transcriptDir() string {
+// shared corpus's transcripts (skipping tb where it is missing).
+func transcriptDir(tb testing.TB) string {
+	tb.Helper()
 	if *corpusDir != "" {
 		return *corpusDir
 	}
-	return repoCorpus
-}
-
-// isTranscript reports whether a corpus file is a transcript rather than
-// one of the notes kept beside them (SOURCES.md, expect.py).
-func isTranscript(name string) bool {
-	switch filepath.Ext(name) {
-	case ".json", ".jsonl", ".traj":
-		return true
-	}
-	return false
+	return corpus.Dir(tb, corpus.Transcripts)
 }
 
 // corpusFile is one transcript's text: every JSON string value in it (the
@@ -75,18 +64,18 @@ func loadCorpus(t testing.TB, dir string) []corpusFile {
 	}
 	var names []string
 	for _, en := range entries {
-		if !en.IsDir() && isTranscript(en.Name()) {
+		if !en.IsDir() && corpus.IsTranscript(en.Name()) {
 			names = append(names, en.Name())
 		}
 	}
 	return loadTranscripts(t, dir, names)
 }
 
-// loadSmallCorpus reads the smallCorpus transcripts of the repository's
+// loadSmallCorpus reads the smallCorpus transcripts of the shared
 // corpus.
 func loadSmallCorpus(t testing.TB) []corpusFile {
 	t.Helper()
-	return loadTranscripts(t, repoCorpus, smallCorpus)
+	return loadTranscripts(t, corpus.Dir(t, corpus.Transcripts), smallCorpus)
 }
 
 // loadTranscripts reads the named transcripts of dir.

@@ -94,7 +94,7 @@ func TestEstimateClasses(t *testing.T) {
 	if raceEnabled && *corpusDir == "" {
 		files = loadSmallCorpus(t) // the whole corpus takes minutes under -race
 	} else {
-		files = loadCorpus(t, transcriptDir())
+		files = loadCorpus(t, transcriptDir(t))
 	}
 	for _, f := range files {
 		for _, s := range f.strings {

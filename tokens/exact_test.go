@@ -110,7 +110,7 @@ func TestExactEdgeCases(t *testing.T) {
 }
 
 func TestExactCorpus(t *testing.T) {
-	files := loadCorpus(t, transcriptDir())
+	files := loadCorpus(t, transcriptDir(t))
 	var texts []string
 	for _, f := range files {
 		strs, raw := f.strings, f.raw

@@ -33,12 +33,12 @@ type Backend interface {
 	// Dump returns every byte the backend stores, concatenated, so the
 	// suite can check that a secret is nowhere at rest.
 	Dump() ([]byte, error)
-	// Corrupt replaces the stored form of one checkpoint with what mutate
-	// returns.
+	// Corrupt replaces the stored record of one checkpoint with what
+	// mutate returns, behind the store's back (DamageFrames does it to a
+	// log's frames).
 	Corrupt(session, id string, mutate func([]byte) []byte) error
-	// Remove deletes the stored form of one checkpoint, behind the store's
-	// back.
-	Remove(session, id string) error
+	// CorruptContent damages one element the checkpoint's save stored.
+	CorruptContent(session, id string) error
 }
 
 // Clock is a settable clock for Options.Now.
@@ -123,6 +123,10 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"RedactingMode", testRedacting},
 		{"Resume", testResume},
 		{"Verify", testVerify},
+		{"ApproveOnce", testApproveOnce},
+		{"State", testState},
+		{"RedactsByDefault", testRedactsByDefault},
+		{"SaveCompactionCAS", testSaveCompaction},
 		{"Model", testModel},
 	}
 	for _, tc := range tests {
@@ -541,7 +545,6 @@ func testCorrupt(t *testing.T, b Backend) {
 		"truncated":   func(p []byte) []byte { return p[:len(p)*2/3] },
 		"bit flipped": func(p []byte) []byte { q := bytes.Clone(p); q[len(q)-10] ^= 0x20; return q },
 		"empty":       func([]byte) []byte { return nil },
-		"header only": func(p []byte) []byte { return p[:bytes.IndexByte(p, '\n')+1] },
 		"garbage":     func([]byte) []byte { return []byte("{\"not\":\"a checkpoint\"}\n{}") },
 		"extended":    func(p []byte) []byte { return append(bytes.Clone(p), "trailing"...) },
 		"meta rewritten": func(p []byte) []byte {
@@ -550,38 +553,60 @@ func testCorrupt(t *testing.T, b Backend) {
 	}
 	for name, mutate := range cases {
 		session := "corrupt-" + strings.ReplaceAll(name, " ", "-")
-		c := Sample(session, 50)
-		save(t, s, c, "")
+		first := Sample(session, 50)
+		save(t, s, first, "")
+		c := first.Clone()
+		c.Task = "the second save"
+		save(t, s, c, first.ID)
 		if err := b.Corrupt(session, c.ID, mutate); err != nil {
 			t.Fatal(err)
 		}
+		// The damaged record was the latest: the session has no readable
+		// head, which is never taken for "no state" or for the one before.
 		got, err := s.Latest(ctx, session)
 		if !errors.Is(err, checkpoint.ErrCorrupt) || got != nil {
 			t.Fatalf("%s: latest gave %v, %v; want ErrCorrupt and nothing", name, got, err)
 		}
+		if !strings.Contains(err.Error(), session) {
+			t.Fatalf("%s: error %q does not name the session", name, err)
+		}
 		_, err = s.Load(ctx, session, c.ID)
 		wantErr(t, err, checkpoint.ErrCorrupt, name+": load")
-		if !strings.Contains(err.Error(), c.ID) {
-			t.Fatalf("%s: error %q does not name the checkpoint", name, err)
+		// A writer cannot build on a head it cannot read.
+		wantErr(t, s.Save(ctx, Sample(session, 0), c.ID), checkpoint.ErrCorrupt, name+": save over the damaged head")
+		// Recover goes back to the newest checkpoint that verifies, and the
+		// session goes on from there.
+		back, err := checkpoint.Recover(ctx, s, session)
+		if err != nil || back.ID != first.ID {
+			t.Fatalf("%s: recover gave %v, %v; want %s", name, back, err, first.ID)
 		}
-		// A writer cannot build on a checkpoint it cannot read, but the
-		// head pointer is intact, so a save over it still works.
-		c2 := Sample(session, 0)
-		save(t, s, c2, c.ID)
+		if got, err := s.Latest(ctx, session); err != nil || got.ID != first.ID {
+			t.Fatalf("%s: latest after recover: %v %v", name, got, err)
+		}
+		save(t, s, Sample(session, 0), first.ID)
 	}
-	// A head naming a checkpoint that is gone is corruption, not absence.
-	c := Sample("corrupt-missing", 0)
-	save(t, s, c, "")
-	if err := b.Corrupt("corrupt-missing", c.ID, func([]byte) []byte { return nil }); err != nil {
+	// Damaged content: the checkpoint holding it is corrupt, named, and the
+	// checkpoint before it still loads.
+	first := Sample("corrupt-content", 0)
+	save(t, s, first, "")
+	c := first.Clone()
+	c.Task = "a task saved once"
+	save(t, s, c, first.ID)
+	if err := b.CorruptContent("corrupt-content", c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Remove("corrupt-missing", c.ID); err != nil {
-		t.Fatal(err)
+	_, err := s.Latest(ctx, "corrupt-content")
+	wantErr(t, err, checkpoint.ErrCorrupt, "latest whose content is damaged")
+	if !strings.Contains(err.Error(), c.ID) {
+		t.Fatalf("error %q does not name the checkpoint", err)
 	}
-	_, err := s.Latest(ctx, "corrupt-missing")
-	wantErr(t, err, checkpoint.ErrCorrupt, "latest whose checkpoint is gone")
-	_, err = s.History(ctx, "corrupt-missing")
-	wantErr(t, err, checkpoint.ErrCorrupt, "history whose head checkpoint is gone")
+	if got, err := s.Load(ctx, "corrupt-content", first.ID); err != nil || got.Task != first.Task {
+		t.Fatalf("the checkpoint before the damage: %v %v", got, err)
+	}
+	_, problems, err := checkpoint.Verify(ctx, s, "corrupt-content")
+	if err != nil || len(problems) != 1 || problems[0].ID != c.ID {
+		t.Fatalf("verify: %v %+v", err, problems)
+	}
 }
 
 func testEncryption(t *testing.T, b Backend) {
@@ -724,11 +749,137 @@ func testVerify(t *testing.T, b Backend) {
 	if err != nil || len(problems) != 0 || n != 3 {
 		t.Fatalf("healthy store: checked %d, problems %+v, err %v", n, problems, err)
 	}
-	if err := b.Corrupt("verify", first, func(p []byte) []byte { return p[:len(p)-1] }); err != nil {
+	if err := b.CorruptContent("verify", first); err != nil {
 		t.Fatal(err)
 	}
+	// The damaged element is held by both checkpoints of the session (it
+	// is stored once): both are reported, the other session is not.
 	n, problems, err = checkpoint.Verify(ctx, s)
-	if err != nil || len(problems) != 1 || problems[0].ID != first || !errors.Is(problems[0].Err, checkpoint.ErrCorrupt) {
+	if err != nil || len(problems) != 2 || n != 3 {
 		t.Fatalf("damaged store: checked %d, problems %+v, err %v", n, problems, err)
+	}
+	for _, p := range problems {
+		if p.Session != "verify" || !errors.Is(p.Err, checkpoint.ErrCorrupt) {
+			t.Fatalf("problem %+v", p)
+		}
+	}
+	if problems[1].ID != first {
+		t.Fatalf("problems %+v do not name %s", problems, first)
+	}
+}
+
+// testApproveOnce: a resume token approves one pending action, once, in
+// every handle on the store (issue 14.2). Before, the token approved the
+// second action with the same parameters too.
+func testApproveOnce(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	tokens := checkpoint.Tokens{Key: bytes.Repeat([]byte{1}, 32)}
+	c := Sample("approve", 0)
+	c.Status = checkpoint.StatusWaitingApproval
+	save(t, s, c, "")
+	tok, err := tokens.Issue("approve", "alice", c.Pending.ParamsHash, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok)
+	if err != nil || len(a.UsedNonces) != 1 || a.Pending.ApprovedBy != "alice" {
+		t.Fatalf("first approval: %v %+v", err, a)
+	}
+	// The action ran; the loop asks for the same action again.
+	again := func(s checkpoint.Store) {
+		cur, err := s.Latest(ctx, "approve")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Pending, _ = checkpoint.NewPendingAction("deploy", json.RawMessage(`{"env":"prod","version":"1.2.3"}`))
+		cur.Status = checkpoint.StatusWaitingApproval
+		save(t, s, cur, cur.ID)
+	}
+	again(s)
+	_, err = checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok)
+	wantErr(t, err, checkpoint.ErrTokenUsed, "the token replayed on a second pending action")
+	// Another handle (another process) refuses the replay too.
+	other := open(t, b, checkpoint.Options{})
+	_, err = checkpoint.Approve(ctx, other, tokens, "approve", "alice", tok)
+	wantErr(t, err, checkpoint.ErrTokenUsed, "the token replayed through another handle")
+	// A new token approves the new action.
+	tok2, _ := tokens.Issue("approve", "alice", c.Pending.ParamsHash, time.Hour)
+	if _, err := checkpoint.Approve(ctx, other, tokens, "approve", "alice", tok2); err != nil {
+		t.Fatal(err)
+	}
+	again(other)
+	_, err = checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok2)
+	wantErr(t, err, checkpoint.ErrTokenUsed, "the second token replayed")
+}
+
+// testState: the loop's own data comes back byte for byte, and an
+// unchanged State is not written again.
+func testState(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	c := Sample("state", 0)
+	c.State = json.RawMessage(`{"cursor": 41,  "model": "gpt-4o"}`)
+	save(t, s, c, "")
+	got, err := s.Latest(ctx, "state")
+	if err != nil || string(got.State) != string(c.State) {
+		t.Fatalf("state: %v %q", err, got.State)
+	}
+	before, _ := b.Dump()
+	got.Task = "same state, another task"
+	save(t, s, got, got.ID)
+	after, _ := b.Dump()
+	if n := bytes.Count(after, []byte(`"cursor": 41`)); n != 1 {
+		t.Fatalf("an unchanged State is stored %d times (dump grew %d bytes)", n, len(after)-len(before))
+	}
+	got.State = json.RawMessage(`not json`)
+	wantErr(t, s.Save(ctx, got, got.ID), checkpoint.ErrInvalid, "a State that is not JSON")
+}
+
+// testRedactsByDefault: Options{} keeps the secrets of a transcript's tail
+// out of the store; Plain keeps them, by explicit choice.
+func testRedactsByDefault(t *testing.T, b Backend) {
+	ctx := context.Background()
+	const secret = "ghp_x7Kq9Lm2Vb8Nc4Zr1Tw6Yp3Hs5Jd0Fg2Ae9U"
+	c := Sample("default-redaction", 0)
+	c.Transcript.Messages[2].Parts[0].Text = "export GITHUB_TOKEN=" + secret
+	save(t, open(t, b, checkpoint.Options{}), c, "")
+	dump, _ := b.Dump()
+	if bytes.Contains(dump, []byte(secret)) {
+		t.Fatal("Options{} stored a secret of the transcript's tail")
+	}
+	p := Sample("plain", 0)
+	p.Transcript.Messages[2].Parts[0].Text = "export GITHUB_TOKEN=" + secret
+	s := open(t, b, checkpoint.Options{Plain: true})
+	save(t, s, p, "")
+	if got, err := s.Latest(ctx, "plain"); err != nil || !strings.Contains(got.Transcript.Messages[2].Parts[0].Text, secret) {
+		t.Fatalf("Plain lost the value: %v", err)
+	}
+	r, _ := redact.New(redact.Config{})
+	if _, err := b.Open(checkpoint.Options{Plain: true, Redactor: r}); !errors.Is(err, checkpoint.ErrInvalid) {
+		t.Fatalf("Plain with a Redactor: %v", err)
+	}
+}
+
+// testSaveCompaction: SaveCompaction is compare-and-set like Save.
+func testSaveCompaction(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	tr := *Sample("x", 0).Transcript
+	rec := compact.Compaction{SourceHash: tr.Hash(), Method: compact.MethodFallback}
+	first, err := checkpoint.SaveCompaction(ctx, s, "compacted", "", tr, rec)
+	if err != nil || first.Seq != 1 || len(first.Compactions) != 1 || first.Task == "" {
+		t.Fatalf("first: %v %+v", err, first)
+	}
+	// Another writer saves in between: a compaction of the older state is
+	// refused, not written over it.
+	other, _ := s.Latest(ctx, "compacted")
+	other.Steps = append(other.Steps, checkpoint.Step{ID: "written-meanwhile", Status: checkpoint.StepCompleted})
+	save(t, s, other, other.ID)
+	_, err = checkpoint.SaveCompaction(ctx, s, "compacted", first.ID, tr, rec)
+	wantErr(t, err, checkpoint.ErrConflict, "a compaction over a stale parent")
+	c, err := checkpoint.SaveCompaction(ctx, s, "compacted", other.ID, tr, rec)
+	if err != nil || c.Step("written-meanwhile") == nil || len(c.Compactions) != 2 {
+		t.Fatalf("over the latest: %v %+v", err, c)
 	}
 }

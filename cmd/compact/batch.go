@@ -43,7 +43,8 @@ const batchExamples = `  compact batch ~/.claude/projects --out compacted
   already done are skipped, the rest are compacted.
 
 Exit codes: 0 every file compacted, unchanged or skipped as not a transcript;
-1 a file failed (the others are done); 2 bad usage; 130 (SIGINT) or 143
+1 a file failed (the others are done); 2 bad usage, or another batch is
+writing to --out (--wait waits for it instead); 130 (SIGINT) or 143
 (SIGTERM) interrupted, progress saved.
 `
 
@@ -74,6 +75,7 @@ type batchOptions struct {
 	llmConcurrency int
 	quiet          bool
 	fresh          bool
+	wait           bool
 	progressEvery  time.Duration
 }
 
@@ -87,6 +89,7 @@ func batchFlags(e *env, o *batchOptions) *flag.FlagSet {
 	fs.IntVar(&o.llmConcurrency, "llm-concurrency", 0, "most LLM calls at once across workers (default: one per worker)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress and no summary; failures and interruptions are still reported")
 	fs.BoolVar(&o.fresh, "fresh", false, "forget the batch's saved progress and compact every file again")
+	fs.BoolVar(&o.wait, "wait", false, "when another batch is writing to --out, wait for it to end (default: exit 2)")
 	fs.DurationVar(&o.progressEvery, "progress-interval", 10*time.Second, "time between progress lines when stderr is not a terminal")
 	return fs
 }
@@ -108,6 +111,7 @@ func runBatch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer b.unlock()
 	defer b.store.Close()
 	return b.run(ctx)
 }
@@ -186,6 +190,7 @@ type batch struct {
 	// the rest.
 	turnedDown []*fileResult
 
+	unlock     func() // releases --out for the next batch
 	store      checkpoint.Store
 	storeSpec  string
 	ownedStore bool // the default store under --out: the batch may prune it
@@ -240,11 +245,18 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 		}
 	}
 	b.session = batchSession(out)
-	if b.store, err = openStore(ctx, e, b.storeSpec, nil); err != nil {
+	// One batch at a time writes an output directory: a second one would
+	// take the first's temporary files for a killed run's and remove them.
+	if b.unlock, err = lockBatchOutput(ctx, out, o.wait, func(s string) { fmt.Fprintln(e.stderr, s) }); err != nil {
+		return nil, err
+	}
+	if b.store, err = openStore(ctx, e, b.storeSpec, nil, false); err != nil {
+		b.unlock()
 		return nil, err
 	}
 	if err := b.loadProgress(ctx); err != nil {
 		b.store.Close()
+		b.unlock()
 		return nil, err
 	}
 	return b, nil
@@ -258,19 +270,15 @@ func (b *batch) configure() error {
 	if err != nil {
 		return err
 	}
-	usesLLM := cfg.Strategy != compactor.StrategyFallback && cfg.Strategy != compactor.StrategyPrune &&
-		(cfg.LLM.APIKey != "" || cfg.LLM.BaseURL != "")
+	usesLLM := cfg.Summarizer != nil
 	if usesLLM && b.o.llmConcurrency > 0 {
-		llm, err := compactor.NewLLM(cfg.LLM)
-		if err != nil {
-			return usageErrorf("%w", err)
-		}
-		cfg.Summarizer = newLimitedSummarizer(llm, b.o.llmConcurrency)
+		cfg.Summarizer = newLimitedSummarizer(cfg.Summarizer, b.o.llmConcurrency)
 	}
 	if b.comp, err = compactor.New(cfg); err != nil {
 		return usageErrorf("%w", err)
 	}
-	b.options = optionsHash(b.comp.Config(), usesLLM)
+	lc, _ := b.o.llmConfig(b.e)
+	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model)
 	if _, known := tokens.LookupModel(b.o.model); b.o.model != "" && !known {
 		b.warnings = append(b.warnings, fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
 			b.o.model, b.comp.Config().Window))
@@ -281,7 +289,7 @@ func (b *batch) configure() error {
 // optionsHash identifies the options that shape an output, so changing
 // one of them (or upgrading compact) redoes the files a run finished under
 // the old ones. Timeouts, retries, workers and the API key do not count.
-func optionsHash(cfg compactor.Config, usesLLM bool) string {
+func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string) string {
 	v := struct {
 		Version                                      string
 		Model                                        string
@@ -301,7 +309,7 @@ func optionsHash(cfg compactor.Config, usesLLM bool) string {
 		cfg.Prune.MinTokens, cfg.Prune.HeadLines, cfg.Prune.TailLines, cfg.Prune.MinDuplicateBytes,
 	}
 	if usesLLM {
-		v.BaseURL, v.SummaryModel = cfg.LLM.BaseURL, cfg.LLM.Model
+		v.BaseURL, v.SummaryModel = baseURL, summaryModel
 	}
 	j, _ := json.Marshal(v)
 	sum := sha256.Sum256(j)
@@ -532,7 +540,7 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Status, r.SkippedReason = statusSkipped, "empty file"
 		return r
 	}
-	t, err := format.Read(bytes.NewReader(data), f.path, "")
+	t, _, err := readInput(b.e, bytes.NewReader(data), f.path, "", b.o.read)
 	if errors.Is(err, format.ErrUnknownFormat) {
 		r.Status, r.SkippedReason = statusSkipped, "not a transcript: no known format recognises it"
 		return r
@@ -744,19 +752,19 @@ func shellJoin(args []string) string {
 // limitedSummarizer lets at most cap(sem) summaries run at once across the
 // batch's workers, so many workers do not trip a provider's rate limits.
 type limitedSummarizer struct {
-	s   compactor.Summarizer
+	s   compact.Summarizer
 	sem chan struct{}
 }
 
-func newLimitedSummarizer(s compactor.Summarizer, n int) *limitedSummarizer {
+func newLimitedSummarizer(s compact.Summarizer, n int) *limitedSummarizer {
 	return &limitedSummarizer{s: s, sem: make(chan struct{}, n)}
 }
 
-func (l *limitedSummarizer) Summarize(ctx context.Context, req compactor.Request) (compactor.Summary, error) {
+func (l *limitedSummarizer) Summarize(ctx context.Context, req compact.SummaryRequest) (compact.Summary, error) {
 	select {
 	case l.sem <- struct{}{}:
 	case <-ctx.Done():
-		return compactor.Summary{}, ctx.Err()
+		return compact.Summary{}, ctx.Err()
 	}
 	defer func() { <-l.sem }()
 	return l.s.Summarize(ctx, req)

@@ -26,6 +26,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
 )
 
 // offline are the flags that make a batch run without an LLM, the same
@@ -37,7 +38,8 @@ var offline = []string{"--summarizer", "fallback", "--force"}
 // times > 1) and returns how many transcripts it holds.
 func copyCorpus(t *testing.T, dir string, times int) int {
 	t.Helper()
-	entries, err := os.ReadDir(corpusDir)
+	src := corpusDir(t)
+	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,17 +53,17 @@ func copyCorpus(t *testing.T, dir string, times int) int {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			if !isCorpusTranscript(e.Name()) && e.Name() != "SOURCES.md" {
+			if !corpus.IsTranscript(e.Name()) && e.Name() != "SOURCES.md" {
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(corpusDir, e.Name()))
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(sub, e.Name()), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if isCorpusTranscript(e.Name()) {
+			if corpus.IsTranscript(e.Name()) {
 				n++
 			}
 		}
@@ -86,7 +88,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 // corpusFile returns a corpus transcript's bytes.
 func corpusFile(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(corpusDir, name))
+	b, err := os.ReadFile(corpusPath(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -915,7 +917,7 @@ func TestBatchRedisStore(t *testing.T) {
 			t.Fatalf("run %d: exit %d, totals %+v\n%s", run, code, r.Totals, stderr)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, ".compact")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(out, batchStoreDir)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a local store was created beside the outputs: %v", err)
 	}
 	code, stdout, _ := runCmd(t, "", nil, "checkpoint", "list", "--store", spec)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
+	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
 	"github.com/compactkit/compact/redact"
 	"github.com/redis/go-redis/v9"
 )
@@ -48,10 +49,11 @@ func checkpointStoreSpec(e *env, flagValue string) string {
 
 // openStore opens the checkpoint store named by spec ("DIR" or
 // "redis://HOST:PORT/DB"), encrypting with the key in
-// COMPACT_CHECKPOINT_KEY when it is set, and in redacting mode when r is
-// not nil. The compaction command's --checkpoint flag uses it through
-// saveCompactionCheckpoint.
-func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor) (checkpoint.Store, error) {
+// COMPACT_CHECKPOINT_KEY when it is set. What it writes is redacted, by r
+// or by the default redactor when r is nil, unless plain is set (the
+// user's explicit --checkpoint-plain). The compaction command's
+// --checkpoint flag uses it through saveCompactionCheckpoint.
+func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor, plain bool) (checkpoint.Store, error) {
 	key, err := cpKeyFromEnv(e, checkpointKeyEnv)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
@@ -59,7 +61,7 @@ func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor) (ch
 	// go-redis logs every failed dial on its own; the store's error says it
 	// once, with the address.
 	redis.SetLogger(redisQuietLogger{})
-	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{Key: key, Redactor: r})
+	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{Key: key, Redactor: r, Plain: plain && r == nil})
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return nil, usageErrorf("--store: %v", err)
 	}
@@ -71,23 +73,40 @@ func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor) (ch
 
 // saveCompactionCheckpoint saves a compacted transcript and its compaction
 // record as the next checkpoint of session in the store named by spec
-// ("" for the default), compare-and-set on the session's latest (retried a
-// few times if another writer gets in between). A session without
-// checkpoints is started. With r set, the store redacts before writing.
+// ("" for the default), over the session's latest checkpoint,
+// compare-and-set: the transcript comes from a file, not from the
+// checkpoint, so when another writer gets in between it is saved over the
+// new latest (a few tries). A session without checkpoints is started.
+// With r set the store redacts with it; with r nil it stores plain text
+// (the user asked for --checkpoint-plain).
 func saveCompactionCheckpoint(ctx context.Context, e *env, spec, session string, t compact.Transcript, rec compact.Compaction, r *redact.Redactor) (*checkpoint.Checkpoint, error) {
 	if !checkpoint.ValidSessionID(session) {
 		return nil, usageErrorf("--session: %q is not a session ID (1-128 of A-Z a-z 0-9 . _ -)", session)
 	}
-	s, err := openStore(ctx, e, checkpointStoreSpec(e, spec), r)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, spec), r, r == nil)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	c, err := checkpoint.SaveCompaction(ctx, s, session, t, rec)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint session %s: %w", session, err)
+	for try := 0; ; try++ {
+		parent := ""
+		latest, err := s.Latest(ctx, session)
+		switch {
+		case errors.Is(err, checkpoint.ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("checkpoint session %s: %w", session, err)
+		default:
+			parent = latest.ID
+		}
+		c, err := checkpoint.SaveCompaction(ctx, s, session, parent, t, rec)
+		if errors.Is(err, checkpoint.ErrConflict) && try < 4 {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint session %s: %w", session, err)
+		}
+		return c, nil
 	}
-	return c, nil
 }
 
 type redisQuietLogger struct{}
@@ -111,7 +130,7 @@ func cpKeyFromEnv(e *env, name string) ([]byte, error) {
 	return nil, fmt.Errorf("%s: want 16, 24 or 32 bytes as hex or base64", name)
 }
 
-const checkpointUsage = `compact checkpoint list|show|history|resume|prune|verify [flags] [args]`
+const checkpointUsage = `compact checkpoint list|show|history|resume|prune|verify|recover [flags] [args]`
 
 const checkpointExamples = `  compact checkpoint list --status failed,paused --max-age 24h
   compact checkpoint list --like "fix the failing build"      # resumable sessions like this task
@@ -121,12 +140,13 @@ const checkpointExamples = `  compact checkpoint list --status failed,paused --m
   compact checkpoint resume SESSION --user alice --approve TOKEN
   compact checkpoint prune --keep 20 --max-age 720h
   compact checkpoint verify --store redis://127.0.0.1:6379/0
+  compact checkpoint recover SESSION                          # after verify found no readable head
 `
 
 func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	subs := map[string]func(context.Context, *env, []string) error{
 		"list": cpList, "show": cpShow, "history": cpHistory,
-		"resume": cpResume, "prune": cpPrune, "verify": cpVerify,
+		"resume": cpResume, "prune": cpPrune, "verify": cpVerify, "recover": cpRecover,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(e.stderr, "Usage: %s\n\nSubcommands:\n"+
@@ -135,7 +155,8 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 			"  history  a session's checkpoints, newest first\n"+
 			"  resume   reset interrupted steps and say what runs next; approve a pending action\n"+
 			"  prune    drop old checkpoints and sessions\n"+
-			"  verify   check every checkpoint's hash and parent chain\n\n"+
+			"  verify   check every checkpoint's hash and parent chain\n"+
+			"  recover  rebuild a damaged session's head from its newest checkpoint that verifies\n\n"+
 			"Store: --store DIR or redis://HOST:PORT/DB (default $%s, else %s).\n"+
 			"Encryption at rest: $%s (hex or base64 AES key).\n\nExamples:\n%s",
 			checkpointUsage, checkpointStoreEnv, defaultCheckpointDir, checkpointKeyEnv, checkpointExamples)
@@ -146,7 +167,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	}
 	sub, ok := subs[args[0]]
 	if !ok {
-		return usageErrorf("checkpoint: unknown subcommand %q (want list, show, history, resume, prune or verify)", args[0])
+		return usageErrorf("checkpoint: unknown subcommand %q (want list, show, history, resume, prune, verify or recover)", args[0])
 	}
 	return sub(ctx, e, args[1:])
 }
@@ -208,7 +229,7 @@ func cpList(ctx context.Context, e *env, args []string) error {
 	if *threshold <= 0 || *threshold > 1 {
 		return usageErrorf("checkpoint list: --threshold must be in (0, 1]")
 	}
-	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
 		return err
 	}
@@ -296,7 +317,7 @@ func cpShow(ctx context.Context, e *env, args []string) error {
 	if len(rest) < 1 || len(rest) > 2 {
 		return usageErrorf("checkpoint show: want SESSION [ID]")
 	}
-	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
 		return err
 	}
@@ -394,7 +415,7 @@ func cpHistory(ctx context.Context, e *env, args []string) error {
 	if len(rest) != 1 {
 		return usageErrorf("checkpoint history: want SESSION")
 	}
-	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
 		return err
 	}
@@ -449,7 +470,7 @@ func cpResume(ctx context.Context, e *env, args []string) error {
 	if (*token == "") != (*user == "") {
 		return usageErrorf("checkpoint resume: --approve and --user go together")
 	}
-	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
 		return err
 	}
@@ -526,7 +547,7 @@ func cpPrune(ctx context.Context, e *env, args []string) error {
 	if *keep < 0 || *maxAge < 0 {
 		return usageErrorf("checkpoint prune: --keep and --max-age cannot be negative")
 	}
-	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
 		return err
 	}
@@ -553,7 +574,7 @@ func cpVerify(ctx context.Context, e *env, args []string) error {
 			return usageErrorf("checkpoint verify: %q is not a session ID", id)
 		}
 	}
-	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil)
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
 		return err
 	}
@@ -576,7 +597,55 @@ func cpVerify(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "checked %d checkpoints: %d problems\n", n, len(problems))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("checkpoint verify: %d problems in %d checkpoints", len(problems), n)
+		return fmt.Errorf("checkpoint verify: %d problems in %d checkpoints (compact checkpoint recover SESSION rebuilds a session's head from its newest checkpoint that verifies)", len(problems), n)
 	}
 	return nil
+}
+
+// recoverReport is one line of "checkpoint recover --json".
+type recoverReport struct {
+	Session    string            `json:"session"`
+	Checkpoint string            `json:"checkpoint"`
+	Seq        int64             `json:"seq"`
+	Status     checkpoint.Status `json:"status"`
+}
+
+func cpRecover(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "recover", "recover SESSION... [--json]")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return usageErrorf("checkpoint recover: name the sessions to recover (checkpoint verify lists the damaged ones)")
+	}
+	for _, id := range rest {
+		if !checkpoint.ValidSessionID(id) {
+			return usageErrorf("checkpoint recover: %q is not a session ID", id)
+		}
+	}
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var reps []recoverReport
+	var errs []error
+	for _, session := range rest {
+		c, err := checkpoint.Recover(ctx, s, session)
+		if err != nil {
+			errs = append(errs, cpStoreError(err))
+			continue
+		}
+		reps = append(reps, recoverReport{Session: session, Checkpoint: c.ID, Seq: c.Seq, Status: c.Status})
+		if !*fs.asJSON {
+			fmt.Fprintf(e.stdout, "%s: head is checkpoint %s (seq %d, %s)\n", session, c.ID, c.Seq, c.Status)
+		}
+	}
+	if *fs.asJSON {
+		if err := cpPrintJSON(e.stdout, cpNonNil(reps)); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
 }

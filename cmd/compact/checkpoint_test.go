@@ -191,24 +191,39 @@ func TestCheckpointPruneVerify(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "checked 8 checkpoints: 0 problems") {
 		t.Fatalf("verify: %d %q", code, out)
 	}
-	// Damage one checkpoint: verify names it and fails.
-	bad := filepath.Join(dir, "docs", seeded["docs"].ParentID+".ckpt")
-	data, _ := os.ReadFile(bad)
-	os.WriteFile(bad, data[:len(data)/2], 0o600)
+	// Damage the end of one session's log: verify names the session and
+	// fails; prune leaves it whole and says so; recover goes back to its
+	// newest checkpoint that verifies.
+	logPath := filepath.Join(dir, "docs", "log")
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-40] ^= 0x20
+	os.WriteFile(logPath, data, 0o600)
 	out, _, code = cpRun(t, vars, "checkpoint", "verify", "--json")
 	var rep struct {
 		Checked  int
 		Problems []checkpoint.Problem
 	}
-	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Problems) != 1 || rep.Problems[0].ID != seeded["docs"].ParentID {
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Problems) == 0 {
 		t.Fatalf("verify damaged: %d %s", code, out)
 	}
-	out, _, code = cpRun(t, vars, "checkpoint", "prune", "--keep", "1")
-	if code != 0 || out != "pruned 4 checkpoints, 0 whole sessions\n" {
-		t.Fatalf("prune: %d %q", code, out)
+	for _, p := range rep.Problems {
+		if p.Session != "docs" {
+			t.Fatalf("verify damaged: problem %+v", p)
+		}
 	}
-	if _, _, code = cpRun(t, vars, "checkpoint", "verify"); code != 0 {
-		t.Fatal("verify after pruning the damaged checkpoint")
+	out, errOut, code := cpRun(t, vars, "checkpoint", "prune", "--keep", "1")
+	if code != 1 || out != "pruned 3 checkpoints, 0 whole sessions\n" || !strings.Contains(errOut, "docs") {
+		t.Fatalf("prune: %d %q %q", code, out, errOut)
+	}
+	out, _, code = cpRun(t, vars, "checkpoint", "recover", "docs")
+	if code != 0 || !strings.Contains(out, "docs: head is checkpoint "+seeded["docs"].ParentID) {
+		t.Fatalf("recover: %d %q", code, out)
+	}
+	if out, _, code = cpRun(t, vars, "checkpoint", "verify"); code != 0 || !strings.Contains(out, "checked 4 checkpoints: 0 problems") {
+		t.Fatalf("verify after recover: %d %q", code, out)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/redact"
-	"github.com/compactkit/compact/tokens"
 )
 
 const compactUsage = "compact [flags] [FILE|-]"
@@ -54,6 +52,9 @@ type compactOptions struct {
 	checkpointStore string
 	session         string
 	checkpointPlain bool
+	redactKept      bool
+	// how the input is read (--skip-bad-lines, --strict-utf8)
+	read *readFlags
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
@@ -65,6 +66,7 @@ func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
 	fs.StringVar(&o.session, "session", "", "session `ID` the checkpoint belongs to (required with --checkpoint)")
 	fs.BoolVar(&o.checkpointPlain, "checkpoint-plain", false, "store the checkpoint without redacting secrets (default: redacted)")
+	fs.BoolVar(&o.redactKept, "redact-kept", false, "also mask secrets in the messages kept verbatim (head and tail); bytes change only inside the masks")
 	return fs
 }
 
@@ -79,12 +81,19 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if err := o.check(); err != nil {
 		return err
 	}
+	// Every output is checked before any work, and written all or none.
+	var res compactor.Result
+	var rep *compactReport
+	outs, reportOnly := o.outputs(e, &res, &rep)
+	if err := outs.check(); err != nil {
+		return err
+	}
 	in, err := openInput(e, pos)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	t, err := format.Read(in, in.name, "")
+	t, _, err := readInput(e, in, in.name, "", o.read)
 	if err != nil {
 		return badInput(err)
 	}
@@ -103,7 +112,11 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
-	rep := newCompactReport(in.name, &o, c.Config(), &res, cerr)
+	if cerr == nil && o.redactKept {
+		res.Transcript = redactKept(cfg.Redactor, res.Transcript)
+		res.Record.TokensAfter, _, _ = c.NeedsCompaction(res.Transcript)
+	}
+	rep = newCompactReport(in.name, &o, c.Config(), &res, cerr)
 	if cerr == nil && o.session != "" {
 		// The checkpoint comes first: an output on disk whose session state
 		// was never saved would be resumed from an older checkpoint.
@@ -113,36 +126,46 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		}
 		rep.Checkpoint = id
 	}
-	if _, known := tokens.LookupModel(o.model); o.model != "" && !known {
-		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
-			o.model, rep.Window)}, rep.Warnings...)
-	}
-	if o.report != "" {
-		if err := writeFileAtomic(o.report, rep.write); err != nil {
+	if cerr != nil {
+		// The report says what failed; nothing else is written.
+		if err := reportOnly.check(); err != nil {
 			return err
 		}
-	}
-	if cerr != nil {
+		if err := reportOnly.commit(); err != nil {
+			return err
+		}
 		return cerr
 	}
-	if err := writeOutput(e, o.output, func(w io.Writer) error {
-		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
-	}); err != nil {
+	if err := outs.commit(); err != nil {
 		return err
 	}
+	fmt.Fprintln(e.stderr, rep.line())
+	return nil
+}
+
+// outputs returns the command's outputs (the transcript, --report,
+// --handoff) as one set, and the report alone, written when the
+// compaction failed. The writers read *res and *rep when they run.
+func (o *compactOptions) outputs(e *env, res *compactor.Result, rep **compactReport) (all, reportOnly *outputSet) {
+	all, reportOnly = &outputSet{}, &outputSet{}
+	all.add(e, o.output, func(w io.Writer) error {
+		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
+	})
+	if o.report != "" {
+		write := func(w io.Writer) error { return (*rep).write(w) }
+		all.add(e, o.report, write)
+		reportOnly.add(e, o.report, write)
+	}
 	if o.handoff != "" {
-		if err := writeFileAtomic(o.handoff, func(w io.Writer) error {
+		all.add(e, o.handoff, func(w io.Writer) error {
 			if res.Handoff == nil {
 				return nil
 			}
 			_, err := io.WriteString(w, res.Handoff.Render())
 			return err
-		}); err != nil {
-			return err
-		}
+		})
 	}
-	fmt.Fprintln(e.stderr, rep.line())
-	return nil
+	return all, reportOnly
 }
 
 func (o *compactOptions) check() error {
@@ -170,46 +193,22 @@ func (o *compactOptions) check() error {
 	return nil
 }
 
-// config turns the flags and the environment into a compactor.Config;
-// compactor.New fills in what is left zero.
-func (o *compactOptions) config(e *env) (compactor.Config, error) {
-	cfg := compactor.Config{
-		Model:                 o.model,
-		Window:                o.window,
-		Threshold:             o.threshold,
-		Force:                 o.force,
-		KeepHead:              o.keepHead,
-		KeepTailTokens:        o.keepTailTokens,
-		AbortOnSummaryFailure: o.abort,
-		Focus:                 o.focus,
-		LLM: compactor.LLMConfig{
-			BaseURL: o.baseURL,
-			APIKey:  e.getenv("OPENAI_API_KEY"),
-			Model:   o.summaryModel,
-			Timeout: o.timeout,
-			Retries: o.retries,
-		},
+// redactKept masks the secrets left in t (the head and tail a compaction
+// keeps verbatim, the records and the envelope) so that the bytes written
+// change only inside the masks: a message whose source records were masked
+// as a whole is still written from them, its fingerprint renewed.
+func redactKept(r *redact.Redactor, t compact.Transcript) compact.Transcript {
+	out, found := r.Transcript(t)
+	if len(found) == 0 {
+		return t
 	}
-	if o.keepHead == 0 {
-		cfg.KeepHead = -1 // the compactor's zero means the default, one exchange
+	for i := range out.Messages {
+		m, was := &out.Messages[i], &t.Messages[i]
+		if was.Unchanged() && len(m.Source.Records) == len(was.Source.Records) {
+			m.Source.Fingerprint = m.Fingerprint()
+		}
 	}
-	if o.retries == 0 {
-		cfg.LLM.Retries = -1
-	}
-	if cfg.LLM.BaseURL == "" {
-		cfg.LLM.BaseURL = e.getenv("OPENAI_BASE_URL")
-	}
-	cfg.Strategy, _ = compactor.ParseStrategy(o.summarizer)
-	window := o.window
-	if window == 0 {
-		window = compactor.DefaultConfig(o.model).Window
-	}
-	target, err := parseTarget(o.target, window)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.TargetTokens = target
-	return cfg, nil
+	return out
 }
 
 // saveCheckpoint stores the compacted transcript and its record as the new
@@ -219,7 +218,7 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 	var r *redact.Redactor
 	if !o.checkpointPlain {
 		var err error
-		if r, err = redact.New(redact.Config{}); err != nil {
+		if r, err = newRedactor(e); err != nil {
 			return "", err
 		}
 	}
@@ -230,47 +229,36 @@ func (o *compactOptions) saveCheckpoint(ctx context.Context, e *env, res compact
 	return c.ID, nil
 }
 
-// parseTarget reads "40000" (tokens) or "40%" (of the window).
-func parseTarget(s string, window int) (int, error) {
-	s = strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || f <= 0 || f > 100 {
-			return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
-		}
-		return int(f / 100 * float64(window)), nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, usageErrorf("--target %q: want tokens (40000) or a share of the window (40%%)", s)
-	}
-	return n, nil
-}
-
 // compactReport is the JSON written by --report.
 type compactReport struct {
-	Input           string             `json:"input"`
-	Output          string             `json:"output"`
-	Format          string             `json:"format"`
-	Model           string             `json:"model"`
-	Window          int                `json:"window"`
-	TokensBefore    int                `json:"tokens_before"`
-	TokensAfter     int                `json:"tokens_after"`
-	Saved           float64            `json:"saved"`
-	Method          compact.Method     `json:"method"`
-	Reason          string             `json:"reason,omitempty"`
-	LLMConfigured   bool               `json:"llm_configured"`
-	SummaryModel    string             `json:"summary_model,omitempty"`
-	DroppedMessages int                `json:"dropped_messages"`
-	PinnedMessages  int                `json:"pinned_messages"`
-	LLMAttempts     int                `json:"llm_attempts"`
-	Ineffective     bool               `json:"ineffective"`
-	Warnings        []string           `json:"warnings"`
-	DurationMS      float64            `json:"duration_ms"`
-	Checkpoint      string             `json:"checkpoint,omitempty"` // ID of the checkpoint saved with --session
-	Error           string             `json:"error,omitempty"`
-	Compaction      compact.Compaction `json:"compaction"`
-	Plan            compactor.Plan     `json:"plan"`
+	Input           string         `json:"input"`
+	Output          string         `json:"output"`
+	Format          string         `json:"format"`
+	Model           string         `json:"model"`
+	Window          int            `json:"window"`
+	TokensBefore    int            `json:"tokens_before"`
+	TokensAfter     int            `json:"tokens_after"`
+	Saved           float64        `json:"saved"`
+	Method          compact.Method `json:"method"`
+	Reason          string         `json:"reason,omitempty"`
+	LLMConfigured   bool           `json:"llm_configured"`
+	SummaryModel    string         `json:"summary_model,omitempty"`
+	DroppedMessages int            `json:"dropped_messages"`
+	PinnedMessages  int            `json:"pinned_messages"`
+	LLMAttempts     int            `json:"llm_attempts"`
+	Ineffective     bool           `json:"ineffective"`
+	// Fits is false when the output still overflows the usable window
+	// (window − output reserve).
+	Fits         bool               `json:"fits"`
+	UsableWindow int                `json:"usable_window"`
+	Warnings     []string           `json:"warnings"`
+	DurationMS   float64            `json:"duration_ms"`
+	Checkpoint   string             `json:"checkpoint,omitempty"` // ID of the checkpoint saved with --session
+	Error        string             `json:"error,omitempty"`
+	Compaction   compact.Compaction `json:"compaction"`
+	Plan         compactor.Plan     `json:"plan"`
+	// summaryErr is the LLM's failure when the fallback replaced it.
+	summaryErr error
 }
 
 func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res *compactor.Result, err error) *compactReport {
@@ -278,11 +266,11 @@ func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res
 		Input: input, Output: o.output, Format: res.Transcript.Format, Model: cfg.Model, Window: cfg.Window,
 		TokensBefore: res.Record.TokensBefore, TokensAfter: res.Record.TokensAfter, Saved: res.Record.Saved(),
 		Method: res.Record.Method, Reason: res.Record.Reason,
-		LLMConfigured: cfg.LLM.APIKey != "" || cfg.LLM.BaseURL != "",
-		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective,
+		LLMConfigured: cfg.Summarizer != nil,
+		LLMAttempts:   res.Record.LLMAttempts, Ineffective: res.Ineffective, Fits: res.Fits, UsableWindow: res.Usable,
 		Warnings:   append([]string{}, res.Record.Warnings...),
 		DurationMS: float64(res.Record.Duration.Microseconds()) / 1000,
-		Compaction: res.Record, Plan: res.Plan,
+		Compaction: res.Record, Plan: res.Plan, summaryErr: res.SummaryErr,
 	}
 	if r.Output == "" {
 		r.Output = "-"
@@ -321,8 +309,8 @@ func (r *compactReport) line() string {
 		fmt.Fprintf(&b, " (%s, %d attempts)", r.SummaryModel, r.LLMAttempts)
 	case r.Method == compact.MethodFallback && !r.LLMConfigured:
 		b.WriteString(" (no LLM configured)")
-	case r.Method == compact.MethodFallback && r.LLMAttempts > 0:
-		b.WriteString(" (LLM failed: " + shorten(strings.TrimPrefix(r.Reason, "the LLM summary failed, used the deterministic fallback: "), 120) + ")")
+	case r.Method == compact.MethodFallback && r.summaryErr != nil:
+		b.WriteString(" (LLM failed: " + shorten(r.summaryErr.Error(), 120) + ")")
 	}
 	fmt.Fprintf(&b, ", %s", secs)
 	if n := len(r.Warnings); n > 0 {

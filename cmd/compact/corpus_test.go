@@ -1,41 +1,29 @@
 package main
 
 import (
-	"path/filepath"
 	"testing"
+
+	"github.com/compactkit/compact/internal/corpus"
 )
 
-// corpusDir is the repository's one copy of the shared corpus of real
-// transcripts. Beside them are SOURCES.md and expect.py, which are not
-// transcripts.
-const corpusDir = "../../testdata/corpus/transcripts"
-
-// isCorpusTranscript reports whether name, a file of corpusDir, is a
-// transcript rather than one of the notes kept beside them.
-func isCorpusTranscript(name string) bool {
-	switch filepath.Ext(name) {
-	case ".json", ".jsonl", ".traj":
-		return true
-	}
-	return false
+// corpusDir returns the directory of the shared corpus's real transcripts
+// (beside them is SOURCES.md, which is not one). It skips t where the
+// corpus is missing and fails it under COMPACT_REQUIRE_CORPUS.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	return corpus.Dir(t, corpus.Transcripts)
 }
 
-// corpusTranscripts lists the corpus transcripts. The corpus is part of the
-// repository, so finding none is a failure, not a reason to skip.
-func corpusTranscripts(t *testing.T) []string {
+// corpusPath returns the path of a transcript of the shared corpus, as
+// corpusDir finds it; a corpus without the file fails t.
+func corpusPath(t testing.TB, name string) string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(corpusDir, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, f := range files {
-		if isCorpusTranscript(f) {
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("no transcripts in %s", corpusDir)
-	}
-	return out
+	return corpus.Path(t, corpus.Transcripts, name)
+}
+
+// corpusTranscripts lists the shared corpus's transcripts, as corpusDir
+// finds them; a corpus directory without any fails t.
+func corpusTranscripts(t testing.TB) []string {
+	t.Helper()
+	return corpus.List(t, corpus.Transcripts)
 }

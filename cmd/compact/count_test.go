@@ -164,7 +164,7 @@ func TestCountTextMatchesTiktoken(t *testing.T) {
 }
 
 func TestCountOptions(t *testing.T) {
-	path := filepath.Join(corpusDir, "sweagent_marshmallow-1867_function_calling.traj")
+	path := corpusPath(t, "sweagent_marshmallow-1867_function_calling.traj")
 	base := countJSON(t, "", path)
 
 	per := countJSON(t, "", "--per-message", path)
@@ -247,7 +247,7 @@ func TestCountThinking(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Skip("no corpus transcript has thinking parts")
+		t.Fatal("no corpus transcript has thinking parts") // the corpus has several: reading them lost it
 	}
 }
 

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // input is an opened FILE or stdin.
@@ -48,83 +52,222 @@ func openInput(e *env, args []string) (*input, error) {
 // flush to disk succeeded: a failed or interrupted run never leaves a
 // half-written output.
 func writeOutput(e *env, path string, write func(io.Writer) error) error {
-	if path == "" || path == "-" {
-		w := bufio.NewWriterSize(e.stdout, 1<<16)
-		if err := write(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	return writeFileAtomic(path, write)
-}
-
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	// A link is followed, so the file it names is replaced, not the link.
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		if st.IsDir() {
-			return fmt.Errorf("%s is a directory", path)
-		}
-		// A device, a FIFO or a terminal (/dev/null, /dev/stdout, a named
-		// pipe) cannot be replaced by a rename: renaming over /dev/null
-		// would turn it into a plain file. It is written to as it is.
-		return writeDevice(path, write)
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create output: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	if err = write(w); err != nil {
+	var o outputSet
+	o.add(e, path, write)
+	if err := o.check(); err != nil {
 		return err
 	}
-	if err = w.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	return o.commit()
+}
+
+// writeFileAtomic writes path with write through a temporary file renamed
+// into place (see outputSet).
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	return writeOutput(nil, path, write)
+}
+
+// outputSet is the files one run writes, all or none: check names every
+// path that cannot be written before anything is, and commit writes each
+// to a temporary file beside its path, flushed to disk, and renames them
+// into place only when all are ready. A failure leaves every existing
+// output as it was and no temporary file behind.
+//
+// A replaced file keeps its mode; a new one gets 0666 less the umask, as
+// a shell redirection would. Stdout and paths that are not regular files
+// (/dev/null, a FIFO, a terminal) are written to as they are, after the
+// temporary files are ready and before they are renamed.
+type outputSet struct {
+	files []*outputFile
+}
+
+type outputFile struct {
+	path   string // as given, for messages
+	real   string // symlinks resolved: the file that is replaced
+	stdout io.Writer
+	device bool
+	write  func(io.Writer) error
+	tmp    string
+}
+
+// add registers an output: path "" or "-" is e's stdout.
+func (o *outputSet) add(e *env, path string, write func(io.Writer) error) {
+	out := &outputFile{path: path, real: path, write: write}
+	if (path == "" || path == "-") && e != nil {
+		out.stdout = e.stdout
 	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // make the rename durable; not all filesystems support it
-		d.Close()
+	o.files = append(o.files, out)
+}
+
+// check resolves each path and reports the first that cannot be written:
+// a directory, a missing or read-only parent directory, two outputs that
+// name one file.
+func (o *outputSet) check() error {
+	seen := map[string]string{}
+	for _, f := range o.files {
+		if f.stdout != nil {
+			continue
+		}
+		// A link is followed, so the file it names is replaced, not the link.
+		if real, err := filepath.EvalSymlinks(f.path); err == nil {
+			f.real = real
+		}
+		abs, err := filepath.Abs(f.real)
+		if err != nil {
+			return fmt.Errorf("output %s: %w", f.path, err)
+		}
+		if other, dup := seen[abs]; dup {
+			return usageErrorf("%s and %s name the same file", other, f.path)
+		}
+		seen[abs] = f.path
+		st, err := os.Stat(f.real)
+		switch {
+		case err == nil && st.IsDir():
+			return fmt.Errorf("%s is a directory", f.path)
+		case err == nil && !st.Mode().IsRegular():
+			// A device, a FIFO or a terminal (/dev/null, /dev/stdout, a
+			// named pipe) cannot be replaced by a rename: renaming over
+			// /dev/null would turn it into a plain file.
+			f.device = true
+			continue
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("output %s: %w", f.path, err)
+		}
+		// The temporary file goes beside the output: creating one now
+		// proves the directory exists and is writable.
+		tmp, err := createTemp(f.real, 0o600)
+		if err != nil {
+			return fmt.Errorf("output %s: %w", f.path, err)
+		}
+		tmp.Close()
+		os.Remove(tmp.Name())
 	}
 	return nil
 }
 
-// writeDevice writes to a path that is not a regular file.
-func writeDevice(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("open output: %w", err)
+// commit writes every output; see outputSet.
+func (o *outputSet) commit() (err error) {
+	defer func() {
+		if err != nil {
+			for _, f := range o.files {
+				if f.tmp != "" {
+					os.Remove(f.tmp)
+				}
+			}
+		}
+	}()
+	for _, f := range o.files {
+		if f.stdout == nil && !f.device {
+			if err := f.writeTemp(); err != nil {
+				return err
+			}
+		}
 	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	if err := write(w); err != nil {
-		f.Close()
+	for _, f := range o.files {
+		if f.stdout != nil || f.device {
+			if err := f.writeDirect(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range o.files {
+		if f.tmp == "" {
+			continue
+		}
+		if err := os.Rename(f.tmp, f.real); err != nil {
+			return fmt.Errorf("replace %s: %w", f.path, err)
+		}
+		f.tmp = ""
+		if d, derr := os.Open(filepath.Dir(f.real)); derr == nil {
+			d.Sync() // make the rename durable; not all filesystems support it
+			d.Close()
+		}
+	}
+	return nil
+}
+
+// writeTemp writes f to a temporary file beside it, flushed to disk, with
+// the mode the output will have.
+func (f *outputFile) writeTemp() error {
+	perm := os.FileMode(0o666) // less the umask, applied by the kernel
+	keep := false
+	if st, err := os.Stat(f.real); err == nil {
+		perm, keep = st.Mode().Perm(), true
+	}
+	tmp, err := createTemp(f.real, perm)
+	if err != nil {
+		return fmt.Errorf("create output: %w", err)
+	}
+	f.tmp = tmp.Name()
+	w := bufio.NewWriterSize(tmp, 1<<16)
+	err = f.write(w)
+	if err == nil {
+		if err = w.Flush(); err != nil {
+			err = fmt.Errorf("write %s: %w", f.path, err)
+		}
+	}
+	if err == nil && keep {
+		// The existing file's mode exactly, whatever the umask.
+		if err = tmp.Chmod(perm); err != nil {
+			err = fmt.Errorf("chmod %s: %w", f.path, err)
+		}
+	}
+	if err == nil {
+		if err = tmp.Sync(); err != nil {
+			err = fmt.Errorf("sync %s: %w", f.path, err)
+		}
+	}
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", f.path, cerr)
+	}
+	return err
+}
+
+// writeDirect writes f to stdout or to the device it names.
+func (f *outputFile) writeDirect() error {
+	dst := f.stdout
+	var file *os.File
+	if dst == nil {
+		var err error
+		if file, err = os.OpenFile(f.real, os.O_WRONLY, 0); err != nil {
+			return fmt.Errorf("open output: %w", err)
+		}
+		defer file.Close()
+		dst = file
+	}
+	w := bufio.NewWriterSize(dst, 1<<16)
+	if err := f.write(w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", f.name(), err)
 	}
-	return f.Close()
+	if file != nil {
+		return file.Close()
+	}
+	return nil
+}
+
+func (f *outputFile) name() string {
+	if f.stdout != nil {
+		return "stdout"
+	}
+	return f.path
+}
+
+// createTemp creates a new file named .BASE.tmp-RANDOM beside path (the
+// names "compact batch" clears after a crash), created with perm less the
+// umask.
+func createTemp(path string, perm os.FileMode) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for range 10000 {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("create a temporary file beside %s: too many attempts", path)
 }
 
 // isTerminal reports whether f is a character device (a terminal), without

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -50,6 +51,8 @@ func commands() []command {
 		{"redact", "mask secrets in a transcript or any text", runRedact},
 		{"checkpoint", "list, show, verify, resume and prune checkpoints", runCheckpoint},
 		{"batch", "compact every transcript under a directory, resumably", runBatch},
+		{"eval", "measure what a compaction keeps: future-use recall, baselines, decay, labels", runEval},
+		{"serve", "compact in flight: a proxy for agents speaking the OpenAI or Anthropic API", runServe},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -77,6 +80,8 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		case "help", "-h", "-help", "--help":
 			printUsage(e.stdout)
 			return nil
+		case "-version", "--version":
+			return runVersion(ctx, e, args[1:])
 		}
 		for _, c := range commands() {
 			if c.name == args[0] {
@@ -107,12 +112,59 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or bad input.
 `)
 }
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version may be set at build time with -ldflags "-X main.version=...";
+// otherwise versionString reads it from the build info.
 var version = "dev"
 
-func runVersion(_ context.Context, e *env, _ []string) error {
-	_, err := fmt.Fprintln(e.stdout, "compact", version)
+func runVersion(_ context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("version takes no arguments, got %q", args[0])
+	}
+	_, err := fmt.Fprintln(e.stdout, "compact", versionString(version, readBuildInfo))
 	return err
+}
+
+// readBuildInfo is debug.ReadBuildInfo, replaced in tests.
+var readBuildInfo = debug.ReadBuildInfo
+
+// versionString is the version to print: the one set with -ldflags, else
+// the module version "go install ...@v1.2.3" recorded, else the VCS
+// revision a build from a checkout recorded ("devel 1a2b3c4d5e6f, modified"),
+// else "dev".
+func versionString(set string, info func() (*debug.BuildInfo, bool)) string {
+	if set != "" && set != "dev" {
+		return set
+	}
+	bi, ok := info()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	out := "devel " + rev[:min(len(rev), 12)]
+	if at != "" {
+		out += " " + at
+	}
+	if modified {
+		out += ", modified"
+	}
+	return out
 }
 
 // exitErr carries an exit code with an error.

@@ -86,7 +86,7 @@ func TestRedactCommand(t *testing.T) {
 // checks that the output is still the same transcript: valid JSONL, the
 // same lines, readable by the format package, and without the secrets.
 func TestRedactKeepsJSONL(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(corpusDir, "claudecode_agentcmd_full-session-four.jsonl"))
+	raw, err := os.ReadFile(corpusPath(t, "claudecode_agentcmd_full-session-four.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/compactkit/compact/checkpoint"
+	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
 	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/llm"
 	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
@@ -233,19 +235,26 @@ func newAgent(ctx context.Context, o options, stdout io.Writer) (a *agent, close
 
 	cfg := openai.DefaultConfig("sk-fake")
 	cfg.BaseURL = base + "/v1"
-	comp, err := compactor.New(compactor.Config{
-		Model:           model,
-		Window:          o.window,
-		OutputReserve:   o.window / 5,
-		KeepHead:        -1, // only the system prompt; the task is pinned as the latest ask
-		MinTailMessages: 2,  // the latest call and its result, at least
-		Strategy:        o.strategy,
-		// With a base URL set, StrategyAuto has the LLM write handoffs;
-		// if it fails, the compactor falls back to the offline handoff.
-		LLM:      compactor.LLMConfig{BaseURL: cfg.BaseURL, APIKey: "sk-fake", Model: summarizerModel},
-		Counter:  counter,
-		Redactor: redactor,
-	})
+	lc := llm.DefaultConfig("sk-fake")
+	lc.BaseURL, lc.Model = cfg.BaseURL, summarizerModel
+	summarizer, err := llm.New(lc)
+	if err != nil {
+		stopServer()
+		return nil, nil, err
+	}
+	cc := compactor.DefaultConfig()
+	cc.Model = model
+	cc.Window = o.window
+	cc.OutputReserve = o.window / 5
+	cc.KeepHead = 0        // only the system prompt; the task is pinned as the latest ask
+	cc.MinTailMessages = 2 // the latest call and its result, at least
+	cc.Strategy = o.strategy
+	// With a Summarizer, StrategyAuto has the LLM write handoffs; if it
+	// fails, the compactor falls back to the offline handoff.
+	cc.Summarizer = summarizer
+	cc.Counter = counter
+	cc.Redactor = redactor
+	comp, err := compactor.New(cc)
 	if err != nil {
 		stopServer()
 		return nil, nil, err

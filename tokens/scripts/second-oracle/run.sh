@@ -6,8 +6,9 @@
 #
 #   tokens/scripts/second-oracle/run.sh [-corpus DIR] [-random N] [-seed S]
 #
-# -corpus defaults to the repository's testdata/corpus/transcripts; a
-# relative DIR is taken from the repository's root.
+# -corpus defaults to the shared corpus's transcripts,
+# ${COMPACT_CORPUS:-../shared/corpus}/transcripts; a relative DIR is taken
+# from the repository's root.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"

@@ -19,16 +19,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactkit/compact/internal/corpus"
 	"github.com/compactkit/compact/tokens"
 )
 
 func main() {
-	corpus := flag.String("corpus", "testdata/corpus/transcripts", "directory of JSON/JSONL transcripts, relative to the working directory (run.sh runs from the repository's root)")
+	dir := flag.String("corpus", "", "directory of JSON/JSONL transcripts, relative to the working directory (run.sh runs from the repository's root); default: the shared corpus's transcripts ($COMPACT_CORPUS/transcripts, else ../shared/corpus/transcripts)")
 	random := flag.Int("random", 20000, "number of random strings")
 	seed := flag.Uint64("seed", 1, "seed of the random strings")
 	flag.Parse()
 
-	texts, err := corpusTexts(*corpus)
+	if *dir == "" {
+		root, err := corpus.Root()
+		if err != nil {
+			log.Fatal(err)
+		}
+		*dir = filepath.Join(root, corpus.Transcripts)
+	}
+	texts, err := corpusTexts(*dir)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -90,7 +98,7 @@ func corpusTexts(dir string) ([]string, error) {
 		}
 	}
 	for _, en := range entries {
-		if en.IsDir() || !isTranscript(en.Name()) {
+		if en.IsDir() || !corpus.IsTranscript(en.Name()) {
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join(dir, en.Name()))
@@ -131,14 +139,4 @@ func randomText(r *rand.Rand) string {
 		b.WriteString(a)
 	}
 	return b.String()
-}
-
-// isTranscript reports whether a corpus file is a transcript rather than
-// one of the notes kept beside them (SOURCES.md, expect.py).
-func isTranscript(name string) bool {
-	switch filepath.Ext(name) {
-	case ".json", ".jsonl", ".traj":
-		return true
-	}
-	return false
 }

@@ -1,0 +1,451 @@
+package checkpoint
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+)
+
+// A session's log is a sequence of frames: blob frames hold elements,
+// record frames hold checkpoints. A save appends the blobs it introduces
+// and then its record, as one batch. Frames check themselves (CRC-32C), so
+// a backend can store them as they are:
+//
+//	blob:   'B' crc32c(rest) addr[32] kind codec data
+//	record: 'R' crc32c(rest) len(meta) meta-JSON len(info) info flags
+//	        per list: keep add addr[32]×add; head addr; transcript?; state?
+//
+// A record's meta (IDs, sequence, status, times, hash, codec) stays
+// readable without the key, like the header of the old checkpoint files;
+// its info (task and step counts, for List) and every blob's data are
+// sealed with AES-GCM when the store has a key, and addresses are then
+// keyed hashes, so equal content cannot be recognised by its address.
+// A record lists, for each element list, how many of its parent's entries
+// it keeps and which it appends, so a save that appends two messages
+// writes two addresses whatever the transcript's length. Records follow
+// each other in the log in chain order (a save appends only over the
+// latest), so a reader rebuilds every checkpoint by replaying the log.
+
+// Addr is an element's address: the sha256 of its kind and encoding, or
+// with a key, their HMAC-SHA256 under a key derived from it.
+type Addr [32]byte
+
+const (
+	frameBlob   byte = 'B'
+	frameRecord byte = 'R'
+	codecByte   byte = 0
+	sealedByte  byte = 1
+	recordFull  byte = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// recordMeta is the readable part of a record.
+type recordMeta struct {
+	ID        string    `json:"id"`
+	ParentID  string    `json:"parent_id,omitempty"`
+	Seq       int64     `json:"seq"`
+	Session   string    `json:"session"`
+	Status    Status    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Hash      string    `json:"sha256"`
+	Codec     string    `json:"codec"`
+	KeyID     string    `json:"key_id,omitempty"`
+}
+
+// recordInfo is the sealed part of a record: what List shows.
+type recordInfo struct {
+	Task           string `json:"task,omitempty"`
+	Steps          int    `json:"steps"`
+	CompletedSteps int    `json:"completed_steps"`
+}
+
+// logDelta says how a checkpoint's element lists differ from its parent's.
+type logDelta struct {
+	keep [numLists]int
+	add  [numLists][]Addr
+	head Addr
+	tr   *Addr // nil: no transcript
+	st   *Addr // nil: no State
+}
+
+// logRecord is one decoded record frame.
+type logRecord struct {
+	meta  recordMeta
+	info  []byte // as stored: sealed with a key
+	full  bool
+	delta logDelta
+	size  int // bytes of the frame
+}
+
+func putFrame(kind byte, body []byte) []byte {
+	f := make([]byte, 5, 5+len(body))
+	f[0] = kind
+	f = append(f, body...)
+	binary.LittleEndian.PutUint32(f[1:5], crc32.Checksum(f[5:], castagnoli))
+	return f
+}
+
+// checkFrame verifies a frame's checksum and returns its kind and body.
+func checkFrame(f []byte) (byte, []byte, error) {
+	if len(f) < 5 {
+		return 0, nil, fmt.Errorf("%w: frame of %d bytes", ErrCorrupt, len(f))
+	}
+	if crc32.Checksum(f[5:], castagnoli) != binary.LittleEndian.Uint32(f[1:5]) {
+		return 0, nil, fmt.Errorf("%w: frame checksum does not match", ErrCorrupt)
+	}
+	if f[0] != frameBlob && f[0] != frameRecord {
+		return 0, nil, fmt.Errorf("%w: unknown frame kind %q", ErrCorrupt, f[0])
+	}
+	return f[0], f[5:], nil
+}
+
+// blobFrame returns the frame of an element whose stored data (sealed or
+// plain) is data.
+func blobFrame(a Addr, kind, codec byte, data []byte) []byte {
+	body := make([]byte, 0, 34+len(data))
+	body = append(append(append(body, a[:]...), kind, codec), data...)
+	return putFrame(frameBlob, body)
+}
+
+type storedBlob struct {
+	kind, codec byte
+	data        []byte
+}
+
+func parseBlob(body []byte) (Addr, storedBlob, error) {
+	var a Addr
+	if len(body) < 34 {
+		return a, storedBlob{}, fmt.Errorf("%w: blob frame of %d bytes", ErrCorrupt, len(body))
+	}
+	copy(a[:], body)
+	return a, storedBlob{kind: body[32], codec: body[33], data: body[34:]}, nil
+}
+
+func (r *logRecord) encode() []byte {
+	meta, _ := json.Marshal(r.meta) // strings, numbers and times: cannot fail
+	b := make([]byte, 0, 64+len(meta)+len(r.info)+34*8)
+	b = binary.AppendUvarint(b, uint64(len(meta)))
+	b = append(b, meta...)
+	b = binary.AppendUvarint(b, uint64(len(r.info)))
+	b = append(b, r.info...)
+	var flags byte
+	if r.full {
+		flags = recordFull
+	}
+	b = append(b, flags)
+	for l := range numLists {
+		b = binary.AppendUvarint(b, uint64(r.delta.keep[l]))
+		b = binary.AppendUvarint(b, uint64(len(r.delta.add[l])))
+		for _, a := range r.delta.add[l] {
+			b = append(b, a[:]...)
+		}
+	}
+	b = append(b, r.delta.head[:]...)
+	for _, p := range []*Addr{r.delta.tr, r.delta.st} {
+		if p == nil {
+			b = append(b, 0)
+		} else {
+			b = append(append(b, 1), p[:]...)
+		}
+	}
+	return putFrame(frameRecord, b)
+}
+
+var errShort = errors.New("record ends early")
+
+func parseRecord(body []byte) (*logRecord, error) {
+	r := &logRecord{}
+	p := body
+	next := func(n int) ([]byte, error) {
+		if n < 0 || n > len(p) {
+			return nil, errShort
+		}
+		v := p[:n]
+		p = p[n:]
+		return v, nil
+	}
+	uv := func() (int, error) {
+		v, n := binary.Uvarint(p)
+		if n <= 0 || v > 1<<40 {
+			return 0, errShort
+		}
+		p = p[n:]
+		return int(v), nil
+	}
+	fail := func(err error) (*logRecord, error) {
+		return nil, fmt.Errorf("%w: record: %v", ErrCorrupt, err)
+	}
+	n, err := uv()
+	if err != nil {
+		return fail(err)
+	}
+	meta, err := next(n)
+	if err != nil {
+		return fail(err)
+	}
+	if err := json.Unmarshal(meta, &r.meta); err != nil {
+		return fail(err)
+	}
+	if n, err = uv(); err != nil {
+		return fail(err)
+	}
+	if r.info, err = next(n); err != nil {
+		return fail(err)
+	}
+	flags, err := next(1)
+	if err != nil {
+		return fail(err)
+	}
+	r.full = flags[0]&recordFull != 0
+	for l := range numLists {
+		if r.delta.keep[l], err = uv(); err != nil {
+			return fail(err)
+		}
+		add, err := uv()
+		if err != nil {
+			return fail(err)
+		}
+		raw, err := next(32 * add)
+		if err != nil {
+			return fail(err)
+		}
+		r.delta.add[l] = make([]Addr, add)
+		for i := range add {
+			copy(r.delta.add[l][i][:], raw[32*i:])
+		}
+	}
+	h, err := next(32)
+	if err != nil {
+		return fail(err)
+	}
+	copy(r.delta.head[:], h)
+	for _, pp := range []**Addr{&r.delta.tr, &r.delta.st} {
+		f, err := next(1)
+		if err != nil {
+			return fail(err)
+		}
+		if f[0] == 1 {
+			a, err := next(32)
+			if err != nil {
+				return fail(err)
+			}
+			var x Addr
+			copy(x[:], a)
+			*pp = &x
+		}
+	}
+	if len(p) != 0 {
+		return fail(fmt.Errorf("%d bytes after the end", len(p)))
+	}
+	if !ValidSessionID(r.meta.ID) || !ValidSessionID(r.meta.Session) {
+		return fail(fmt.Errorf("names %s/%s", r.meta.Session, r.meta.ID))
+	}
+	return r, nil
+}
+
+// address returns the address of an element of kind with encoding b.
+func (c codec) address(kind byte, b []byte) Addr {
+	var a Addr
+	if c.addrKey != nil {
+		m := hmac.New(sha256.New, c.addrKey)
+		m.Write([]byte{kind})
+		m.Write(b)
+		m.Sum(a[:0])
+		return a
+	}
+	h := sha256.New()
+	h.Write([]byte{kind})
+	h.Write(b)
+	h.Sum(a[:0])
+	return a
+}
+
+// sealBlob returns the stored form of an element: its encoding, or with
+// a key, a nonce and the encoding sealed to its session and address.
+func (c codec) sealBlob(session string, a Addr, b []byte) (byte, []byte) {
+	if c.aead == nil {
+		return codecByte, append([]byte(nil), b...)
+	}
+	return sealedByte, c.sealBytes(blobAAD(session, a), b)
+}
+
+func (c codec) sealBytes(aad, b []byte) []byte {
+	nonce := make([]byte, c.aead.NonceSize(), c.aead.NonceSize()+len(b)+c.aead.Overhead())
+	rand.Read(nonce)
+	return c.aead.Seal(nonce, nonce, b, aad)
+}
+
+func (c codec) openBytes(aad, sealed []byte, keyID string) ([]byte, error) {
+	if c.aead == nil {
+		return nil, fmt.Errorf("%w (key %s)", ErrKeyRequired, keyID)
+	}
+	if keyID != "" && keyID != c.keyID {
+		return nil, fmt.Errorf("%w: sealed with key %s, this store has key %s", ErrWrongKey, keyID, c.keyID)
+	}
+	ns := c.aead.NonceSize()
+	if len(sealed) < ns {
+		return nil, fmt.Errorf("%w: sealed data shorter than its nonce", ErrCorrupt)
+	}
+	plain, err := c.aead.Open(nil, sealed[:ns], sealed[ns:], aad)
+	if err != nil {
+		return nil, fmt.Errorf("%w: does not authenticate (or another key with the same ID): %v", ErrCorrupt, err)
+	}
+	return plain, nil
+}
+
+func blobAAD(session string, a Addr) []byte {
+	return append([]byte("blob\x00"+session+"\x00"), a[:]...)
+}
+
+func infoAAD(session, id string) []byte { return []byte("info\x00" + session + "\x00" + id) }
+
+// openBlob returns an element's encoding, checked against its address:
+// a plain element is addressed by sha256, a sealed one by the keyed hash.
+func (c codec) openBlob(session string, a Addr, b storedBlob, keyID string) ([]byte, error) {
+	var got Addr
+	switch b.codec {
+	case codecByte:
+		h := sha256.New()
+		h.Write([]byte{b.kind})
+		h.Write(b.data)
+		h.Sum(got[:0])
+		if got != a {
+			return nil, fmt.Errorf("%w: element %x does not match its address", ErrCorrupt, a[:6])
+		}
+		return b.data, nil
+	case sealedByte:
+		plain, err := c.openBytes(blobAAD(session, a), b.data, keyID)
+		if err != nil {
+			return nil, err
+		}
+		if c.address(b.kind, plain) != a {
+			return nil, fmt.Errorf("%w: element %x does not match its address", ErrCorrupt, a[:6])
+		}
+		return plain, nil
+	}
+	return nil, fmt.Errorf("%w: element %x has unknown codec %d", ErrCorrupt, a[:6], b.codec)
+}
+
+// logIndex is one checkpoint's element lists, with the running digest of
+// each list so a save extends it without rehashing what it keeps.
+type logIndex struct {
+	lists   [numLists][]Addr
+	digests [numLists][][32]byte
+	head    Addr
+	tr, st  *Addr
+}
+
+func (x *logIndex) clone() *logIndex {
+	y := &logIndex{head: x.head, tr: x.tr, st: x.st}
+	for l := range numLists {
+		y.lists[l] = append([]Addr(nil), x.lists[l]...)
+		y.digests[l] = append([][32]byte(nil), x.digests[l]...)
+	}
+	return y
+}
+
+// apply turns x (the parent's index) into the child's, in place.
+func (x *logIndex) apply(d *logDelta) error {
+	for l := range numLists {
+		if d.keep[l] > len(x.lists[l]) {
+			return fmt.Errorf("%w: record keeps %d entries of a list of %d", ErrCorrupt, d.keep[l], len(x.lists[l]))
+		}
+		x.lists[l] = x.lists[l][:d.keep[l]]
+		x.digests[l] = x.digests[l][:d.keep[l]]
+		for _, a := range d.add[l] {
+			x.push(l, a)
+		}
+	}
+	x.head, x.tr, x.st = d.head, d.tr, d.st
+	return nil
+}
+
+func (x *logIndex) push(l int, a Addr) {
+	var prev [32]byte
+	if n := len(x.digests[l]); n > 0 {
+		prev = x.digests[l][n-1]
+	}
+	x.lists[l] = append(x.lists[l], a)
+	x.digests[l] = append(x.digests[l], chainDigest(prev, a))
+}
+
+func chainDigest(prev [32]byte, a Addr) [32]byte {
+	var buf [64]byte
+	copy(buf[:32], prev[:])
+	copy(buf[32:], a[:])
+	return sha256.Sum256(buf[:])
+}
+
+// hash returns the checkpoint hash of a record over index x: a sha256 of
+// its identity and of every element's address (through the lists'
+// digests), so it proves the whole content like a hash of a full snapshot,
+// yet costs the same for a long transcript as for a short one.
+func (x *logIndex) hash(m *recordMeta) string {
+	var n [numLists]int
+	var tips [numLists][32]byte
+	for l := range numLists {
+		n[l] = len(x.lists[l])
+		if n[l] > 0 {
+			tips[l] = x.digests[l][n[l]-1]
+		}
+	}
+	return hashOf(m, x.head, x.tr, x.st, n, tips)
+}
+
+func hashOf(m *recordMeta, head Addr, tr, st *Addr, n [numLists]int, tips [numLists][32]byte) string {
+	h := sha256.New()
+	str := func(s string) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(len(s)))
+		h.Write(b[:])
+		h.Write([]byte(s))
+	}
+	str("compact-checkpoint-2")
+	str(m.ID)
+	str(m.ParentID)
+	str(fmt.Sprint(m.Seq))
+	str(m.Session)
+	str(string(m.Status))
+	str(m.CreatedAt.UTC().Format(time.RFC3339Nano))
+	str(m.UpdatedAt.UTC().Format(time.RFC3339Nano))
+	h.Write(head[:])
+	for _, p := range []*Addr{tr, st} {
+		if p == nil {
+			h.Write([]byte{0})
+		} else {
+			h.Write([]byte{1})
+			h.Write(p[:])
+		}
+	}
+	for l := range numLists {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(n[l]))
+		h.Write(b[:])
+		h.Write(tips[l][:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// RecordID returns the ID of the checkpoint a log frame records, and false
+// for a frame that is not an intact record. It is for the tests of
+// LogBackends, which find a checkpoint's frames with it.
+func RecordID(frame []byte) (string, bool) {
+	kind, body, err := checkFrame(frame)
+	if err != nil || kind != frameRecord {
+		return "", false
+	}
+	r, err := parseRecord(body)
+	if err != nil {
+		return "", false
+	}
+	return r.meta.ID, true
+}

@@ -1,0 +1,244 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Prune implements Store. A session whose log or head is damaged is left
+// whole and reported: prune never deletes what it cannot place in a chain.
+func (s *LogStore) Prune(ctx context.Context, p PruneOptions) (PruneResult, error) {
+	var res PruneResult
+	names, err := s.Sessions(ctx)
+	if err != nil && len(names) == 0 {
+		return res, err
+	}
+	errs := []error{err}
+	now := s.opts.now()
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		r, err := s.pruneSession(ctx, name, p, now)
+		if errors.Is(err, ErrUnavailable) {
+			return res, err
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prune %s: %w", name, err))
+		}
+		res.Checkpoints += r.Checkpoints
+		res.Sessions += r.Sessions
+	}
+	if s.legacy != nil {
+		s.legacy.sweepTrash()
+	}
+	return res, errors.Join(errs...)
+}
+
+// chainEntry is one checkpoint of a session's chain, newest first: a
+// record of the log (rec >= 0) or a file from before logs.
+type chainEntry struct {
+	rec     int
+	id      string
+	updated time.Time
+}
+
+func (s *LogStore) pruneSession(ctx context.Context, name string, p PruneOptions, now time.Time) (PruneResult, error) {
+	var res PruneResult
+	ss, err := s.locked(ctx, name)
+	if err != nil {
+		return res, err
+	}
+	defer ss.mu.Unlock()
+	if len(ss.damage) > 0 || len(ss.bad) > 0 {
+		return res, fmt.Errorf("%w: session %s has damaged checkpoints; not pruned (checkpoint verify says which; checkpoint recover drops them)", ErrCorrupt, name)
+	}
+	var chain []chainEntry
+	for i := len(ss.recs) - 1; i >= 0; i-- {
+		chain = append(chain, chainEntry{rec: i, id: ss.recs[i].meta.ID, updated: ss.recs[i].meta.UpdatedAt})
+	}
+	if s.legacy != nil {
+		from, fromHead := "", len(ss.recs) == 0
+		if !fromHead {
+			from = ss.recs[0].meta.ParentID
+		}
+		if fromHead || from != "" {
+			metas, err := s.legacy.history(ctx, name, from, fromHead)
+			switch {
+			case errors.Is(err, ErrNotFound) && !fromHead:
+			case errors.Is(err, ErrNotFound):
+				return res, nil // nothing stored
+			case err != nil:
+				return res, fmt.Errorf("%w; not pruned", err)
+			}
+			for _, m := range metas {
+				chain = append(chain, chainEntry{rec: -1, id: m.ID, updated: m.UpdatedAt})
+			}
+		}
+	}
+	if len(chain) == 0 {
+		return res, nil
+	}
+	cutoff := now.Add(-p.MaxAge)
+	if p.MaxAge > 0 && chain[0].updated.Before(cutoff) {
+		res.Checkpoints, res.Sessions = len(chain), 1
+		ss.reset(LogPos{})
+		return res, s.b.DeleteLog(ctx, name)
+	}
+	keep := len(chain)
+	for n, e := range chain {
+		if n > 0 && ((p.KeepLast > 0 && n >= p.KeepLast) || (p.MaxAge > 0 && e.updated.Before(cutoff))) {
+			keep = n
+			break
+		}
+	}
+	if keep == len(chain) {
+		return res, nil
+	}
+	// Files from before logs that the chain no longer reaches.
+	for _, e := range chain[keep:] {
+		if e.rec >= 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.legacy.dir, name, e.id+ckptExt)); err != nil && !os.IsNotExist(err) {
+			return res, err
+		}
+		res.Checkpoints++
+	}
+	// Records: the log is rewritten from the oldest record kept.
+	oldest := chain[keep-1].rec
+	if oldest > 0 {
+		frames, err := s.rebuild(ss, oldest, len(ss.recs)-1)
+		if err != nil {
+			return res, err
+		}
+		if _, err := s.b.RewriteLog(ctx, name, ss.pos, frames); err != nil {
+			return res, err
+		}
+		res.Checkpoints += oldest
+		ss.reset(ss.pos)
+		ss.pos = LogPos{}
+	}
+	if keep < len(chain) && chain[keep].rec < 0 && len(ss.recs) > 0 && oldest <= 0 {
+		// Only legacy files went: the log stays as it is.
+	}
+	return res, nil
+}
+
+// rebuild returns the frames of a log holding records from..to of the
+// session's log: the first as a full record, the others as they are, and
+// every element they hold.
+func (s *LogStore) rebuild(ss *logSession, from, to int) ([][]byte, error) {
+	x, err := ss.indexOf(from)
+	if err != nil {
+		return nil, err
+	}
+	x = x.clone()
+	first := *ss.recs[from]
+	first.full = true
+	first.delta = logDelta{head: x.head, tr: x.tr, st: x.st}
+	for l := range numLists {
+		first.delta.add[l] = x.lists[l]
+	}
+	recs := []*logRecord{&first}
+	recs = append(recs, ss.recs[from+1:to+1]...)
+	var frames [][]byte
+	seen := map[Addr]bool{}
+	need := func(a Addr) error {
+		if seen[a] {
+			return nil
+		}
+		seen[a] = true
+		b, ok := ss.blobs[a]
+		if !ok {
+			return fmt.Errorf("%w: element %x is not stored", ErrCorrupt, a[:6])
+		}
+		frames = append(frames, blobFrame(a, b.kind, b.codec, b.data))
+		return nil
+	}
+	for _, r := range recs {
+		d := &r.delta
+		addrs := []*Addr{&d.head, d.tr, d.st}
+		for _, a := range addrs {
+			if a != nil {
+				if err := need(*a); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for l := range numLists {
+			for _, a := range d.add[l] {
+				if err := need(a); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, r := range recs {
+		frames = append(frames, r.encode())
+	}
+	return frames, nil
+}
+
+// Recover implements the recovery of Recover: the log is cut back to the
+// newest checkpoint that loads and verifies in full.
+func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, error) {
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.mu.Unlock()
+	if len(ss.recs) == 0 && len(ss.damage) == 0 {
+		if s.legacy == nil {
+			return nil, fmt.Errorf("%w: session %s", ErrNotFound, session)
+		}
+		if c, err := s.legacy.latest(ctx, session); err == nil {
+			return c, nil
+		}
+		return s.legacy.recover(ctx, session)
+	}
+	for i := len(ss.recs) - 1; i >= 0; i-- {
+		x, err := ss.indexOf(i)
+		if err != nil {
+			continue
+		}
+		c, _, err := s.materialize(session, ss, ss.recs[i], x)
+		if err != nil {
+			continue
+		}
+		if i == len(ss.recs)-1 && len(ss.damage) == 0 && len(ss.bad) == 0 {
+			return c, nil // nothing to recover
+		}
+		from := i
+		for from > 0 && !ss.recs[from].full && ss.bad[from-1] == nil && ss.recs[from-1].meta.ID == ss.recs[from].meta.ParentID {
+			from--
+		}
+		frames, err := s.rebuild(ss, from, i)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.b.RewriteLog(ctx, session, ss.pos, frames); err != nil {
+			return nil, err
+		}
+		ss.reset(LogPos{})
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w: session %s: no checkpoint of its log verifies", ErrCorrupt, session)
+}
+
+// sweepTrash removes what an interrupted Delete left.
+func (l *legacyFiles) sweepTrash() {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if len(e.Name()) > len(trashName) && e.Name()[:len(trashName)] == trashName {
+			os.RemoveAll(filepath.Join(l.dir, e.Name()))
+		}
+	}
+}

@@ -1,0 +1,667 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/redact"
+)
+
+// LogPos is a position in a session's log, as its LogBackend counts: Gen
+// names the log's generation (it changes when the log is rewritten, as by
+// Prune) and N the position within it (bytes, frames).
+type LogPos struct {
+	Gen string
+	N   int64
+}
+
+// LogBackend keeps the logs of a store's sessions: for each session, an
+// append-only sequence of frames, written in batches that are durable
+// and all-or-nothing. FileStore keeps them in files, package
+// checkpoint/redis in Redis; NewLogStore turns any LogBackend into a
+// Store. Frames check themselves, so a backend stores them as they are.
+type LogBackend interface {
+	// ReadLog returns the frames of the session's log committed after
+	// from, and the position after the last of them. When the log is of
+	// another generation than from.Gen, it returns the frames from the
+	// start and a position of the new generation. A session without a
+	// log is ErrNotFound.
+	ReadLog(ctx context.Context, session string, from LogPos) (frames [][]byte, end LogPos, err error)
+	// AppendLog appends frames as one batch, durably, if the log still
+	// ends at at (the zero LogPos for a session without a log), and
+	// returns the new end. Otherwise it fails with ErrConflict.
+	AppendLog(ctx context.Context, session string, at LogPos, frames [][]byte) (LogPos, error)
+	// RewriteLog replaces the session's log with frames, as a new
+	// generation, if it still ends at at; otherwise ErrConflict.
+	RewriteLog(ctx context.Context, session string, at LogPos, frames [][]byte) (LogPos, error)
+	// Sessions lists the sessions that have a log.
+	Sessions(ctx context.Context) ([]string, error)
+	// DeleteLog removes a session's log; a missing one is not an error.
+	DeleteLog(ctx context.Context, session string) error
+	// Close releases the backend.
+	Close() error
+}
+
+// LogStore is the Store over a LogBackend: content-addressed elements,
+// records that say what changed, compare-and-set saves. FileStore and
+// checkpoint/redis's Store are LogStores.
+type LogStore struct {
+	b     LogBackend
+	opts  Options
+	codec codec
+
+	// legacy reads sessions a FileStore wrote before logs (nil elsewhere).
+	legacy *legacyFiles
+	// events, when set, receives the transitions of each committed save.
+	events func(session string, events []Event)
+
+	redactOnce sync.Once
+	redactor   *redact.Redactor
+	redactErr  error
+
+	mu       sync.Mutex
+	sessions map[string]*logSession
+}
+
+var _ Store = (*LogStore)(nil)
+
+// NewLogStore returns the Store that keeps its sessions in b.
+func NewLogStore(b LogBackend, opts Options) (*LogStore, error) {
+	cd, err := newCodec(opts.Key)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Redactor != nil && opts.Plain {
+		return nil, fmt.Errorf("%w: options: a Redactor and Plain exclude each other", ErrInvalid)
+	}
+	return &LogStore{b: b, opts: opts, codec: cd, sessions: map[string]*logSession{}}, nil
+}
+
+// Backend returns the store's backend.
+func (s *LogStore) Backend() LogBackend { return s.b }
+
+// Close closes the backend.
+func (s *LogStore) Close() error { return s.b.Close() }
+
+// redactorFor returns the redactor saves use: Options.Redactor, else the
+// default one, else nil in plain mode.
+func (s *LogStore) redactorFor() (*redact.Redactor, error) {
+	if s.opts.Plain {
+		return nil, nil
+	}
+	if s.opts.Redactor != nil {
+		return s.opts.Redactor, nil
+	}
+	s.redactOnce.Do(func() { s.redactor, s.redactErr = redact.New(redact.Config{}) })
+	return s.redactor, s.redactErr
+}
+
+// logSession is what the store knows of one session's log.
+type logSession struct {
+	mu    sync.Mutex
+	pos   LogPos
+	blobs map[Addr]storedBlob
+	elems map[Addr]any
+	recs  []*logRecord
+	byID  map[string]int
+	// head is the index of the last record; nil when it cannot be known
+	// (a damaged record on the way to it).
+	head *logIndex
+	// bad marks records that cannot be loaded: their index is unknown or
+	// their hash does not match.
+	bad    map[int]error
+	damage []string
+	// tailDamaged is set while no intact record follows the last damage.
+	tailDamaged bool
+	ref         refs
+}
+
+// refs are the elements of the head as the caller last held them, by
+// position, so the next save recognises what it keeps.
+type refs struct {
+	id      string
+	msgs    []compact.Message
+	recs    []compact.Record
+	steps   []Step
+	stepAt  map[string]int // step ID → index in steps
+	cache   []cacheEntry
+	cacheAt map[string]int // key → index in cache
+	effects []SideEffect
+	comps   []compact.Compaction
+	tshell  *compact.Transcript
+	state   json.RawMessage
+}
+
+func (s *LogStore) session(name string) *logSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[name]
+	if ss == nil {
+		if len(s.sessions) >= 1024 { // bound the memory of a long-lived store
+			for k, v := range s.sessions {
+				if v.mu.TryLock() {
+					delete(s.sessions, k)
+					v.mu.Unlock()
+					break
+				}
+			}
+		}
+		ss = &logSession{}
+		ss.reset(LogPos{})
+		s.sessions[name] = ss
+	}
+	return ss
+}
+
+func (ss *logSession) reset(pos LogPos) {
+	ss.pos = pos
+	ss.blobs = map[Addr]storedBlob{}
+	if ss.elems == nil {
+		ss.elems = map[Addr]any{}
+	}
+	ss.recs, ss.byID, ss.bad, ss.damage = nil, map[string]int{}, map[int]error{}, nil
+	ss.head, ss.tailDamaged = nil, false
+	ss.ref = refs{}
+}
+
+func (ss *logSession) headRecord() *logRecord {
+	if len(ss.recs) == 0 {
+		return nil
+	}
+	return ss.recs[len(ss.recs)-1]
+}
+
+// sync reads what was appended to the session's log since the last read.
+// It reports whether the session has a log.
+func (s *LogStore) sync(ctx context.Context, name string, ss *logSession) (bool, error) {
+	frames, end, err := s.b.ReadLog(ctx, name, ss.pos)
+	if errors.Is(err, ErrNotFound) {
+		ss.reset(LogPos{})
+		return false, nil
+	}
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		return false, err
+	}
+	if end.Gen != ss.pos.Gen {
+		ss.reset(LogPos{Gen: end.Gen})
+	}
+	for _, f := range frames {
+		ss.apply(name, f)
+	}
+	ss.pos = end
+	if err != nil && (len(ss.damage) == 0 || ss.damage[len(ss.damage)-1] != err.Error()) {
+		// Nothing past damage to the log itself can be read.
+		ss.damage = append(ss.damage, err.Error())
+		ss.tailDamaged = true
+	}
+	return true, nil
+}
+
+// apply takes one frame of the log into the session's state.
+func (ss *logSession) apply(name string, f []byte) {
+	kind, body, err := checkFrame(f)
+	if err != nil {
+		ss.damage = append(ss.damage, fmt.Sprintf("a frame after checkpoint %s: %v", ss.lastID(), err))
+		ss.tailDamaged = true
+		return
+	}
+	if kind == frameBlob {
+		a, b, err := parseBlob(body)
+		if err != nil {
+			ss.damage = append(ss.damage, err.Error())
+			return
+		}
+		ss.blobs[a] = b
+		return
+	}
+	r, err := parseRecord(body)
+	if err != nil {
+		ss.damage = append(ss.damage, fmt.Sprintf("record after checkpoint %s: %v", ss.lastID(), err))
+		ss.head, ss.tailDamaged = nil, true
+		return
+	}
+	r.size = len(f)
+	i := len(ss.recs)
+	ss.recs = append(ss.recs, r)
+	ss.byID[r.meta.ID] = i
+	switch {
+	case r.meta.Session != name:
+		ss.bad[i] = fmt.Errorf("%w: record of session %s in the log of %s", ErrCorrupt, r.meta.Session, name)
+		ss.head = nil
+		return
+	case r.full:
+		ss.head = &logIndex{}
+	case ss.head == nil || i == 0 || ss.recs[i-1].meta.ID != r.meta.ParentID:
+		ss.bad[i] = fmt.Errorf("%w: checkpoint %s follows a damaged or missing checkpoint %s", ErrCorrupt, r.meta.ID, r.meta.ParentID)
+		ss.head = nil
+		return
+	}
+	if err := ss.head.apply(&r.delta); err != nil {
+		ss.bad[i] = fmt.Errorf("checkpoint %s: %w", r.meta.ID, err)
+		ss.head = nil
+		return
+	}
+	if h := ss.head.hash(&r.meta); h != r.meta.Hash {
+		ss.bad[i] = fmt.Errorf("%w: checkpoint %s: content hashes to %s, record says %s", ErrCorrupt, r.meta.ID, h, r.meta.Hash)
+	}
+	ss.tailDamaged = false // the chain goes on past any damage
+}
+
+func (ss *logSession) lastID() string {
+	if r := ss.headRecord(); r != nil {
+		return r.meta.ID
+	}
+	return "(none)"
+}
+
+// headState returns the session's latest checkpoint as the log has it:
+// the record, or ErrNotFound for a session without one, or ErrCorrupt when
+// the log's end is damaged.
+func (ss *logSession) headState(name string) (*logRecord, error) {
+	r := ss.headRecord()
+	if ss.tailDamaged || (len(ss.damage) > 0 && (r == nil || ss.head == nil)) {
+		return nil, fmt.Errorf("session %s: %w: no readable head: %s (checkpoint recover rebuilds it)", name, ErrCorrupt, ss.damage[len(ss.damage)-1])
+	}
+	if r == nil {
+		return nil, fmt.Errorf("%w: session %s", ErrNotFound, name)
+	}
+	if err := ss.bad[len(ss.recs)-1]; err != nil || ss.head == nil {
+		if err == nil {
+			err = fmt.Errorf("%w: checkpoint %s cannot be rebuilt", ErrCorrupt, r.meta.ID)
+		}
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	return r, nil
+}
+
+// indexOf rebuilds the index of record i by replaying the log from the
+// last full record before it.
+func (ss *logSession) indexOf(i int) (*logIndex, error) {
+	if err := ss.bad[i]; err != nil {
+		return nil, err
+	}
+	if i == len(ss.recs)-1 && ss.head != nil {
+		return ss.head, nil
+	}
+	start := i
+	for start >= 0 && !ss.recs[start].full {
+		start--
+	}
+	if start < 0 {
+		return nil, fmt.Errorf("%w: checkpoint %s has no full record before it", ErrCorrupt, ss.recs[i].meta.ID)
+	}
+	x := &logIndex{}
+	for j := start; j <= i; j++ {
+		if err := ss.bad[j]; err != nil && j < i {
+			return nil, fmt.Errorf("%w: checkpoint %s depends on %s: %v", ErrCorrupt, ss.recs[i].meta.ID, ss.recs[j].meta.ID, err)
+		}
+		if err := x.apply(&ss.recs[j].delta); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// elem returns the decoded element at a, checking it against its address.
+func (s *LogStore) elem(name string, ss *logSession, kind byte, a Addr, keyID string) (any, error) {
+	b, ok := ss.blobs[a]
+	if !ok {
+		return nil, fmt.Errorf("%w: element %x is not stored", ErrCorrupt, a[:6])
+	}
+	if v, ok := ss.elems[a]; ok {
+		return v, nil
+	}
+	if b.kind != kind {
+		return nil, fmt.Errorf("%w: element %x is a %q where a %q was expected", ErrCorrupt, a[:6], b.kind, kind)
+	}
+	data, err := s.codec.openBlob(name, a, b, keyID)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeElem(kind, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: element %x: %v", ErrCorrupt, a[:6], err)
+	}
+	ss.elems[a] = v
+	return v, nil
+}
+
+// materialize builds the checkpoint of record r over index x, with fresh
+// copies the caller may change, and the refs a save over it compares with.
+func (s *LogStore) materialize(name string, ss *logSession, r *logRecord, x *logIndex) (*Checkpoint, refs, error) {
+	m := &r.meta
+	c := &Checkpoint{SchemaVersion: SchemaVersion, ID: m.ID, ParentID: m.ParentID, Seq: m.Seq, Session: m.Session,
+		Status: m.Status, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Hash: m.Hash}
+	ref := refs{id: m.ID}
+	get := func(kind byte, a Addr) (any, error) { return s.elem(name, ss, kind, a, m.KeyID) }
+	wrap := func(err error) (*Checkpoint, refs, error) {
+		return nil, refs{}, fmt.Errorf("session %s: checkpoint %s: %w", name, m.ID, err)
+	}
+	hv, err := get(kindHead, x.head)
+	if err != nil {
+		return wrap(err)
+	}
+	h := hv.(headElem)
+	c.Task, c.PlanVersion, c.CurrentStep, c.RetryCount, c.LastError = h.Task, h.PlanVersion, h.CurrentStep, h.RetryCount, h.LastError
+	c.Permissions = slices.Clone(h.Permissions)
+	c.UsedNonces = slices.Clone(h.UsedNonces)
+	if h.Pending != nil {
+		p := *h.Pending
+		c.Pending = &p
+	}
+	if x.st != nil {
+		v, err := get(kindState, *x.st)
+		if err != nil {
+			return wrap(err)
+		}
+		c.State, ref.state = v.(json.RawMessage), v.(json.RawMessage)
+	}
+	if x.tr != nil {
+		v, err := get(kindTranscript, *x.tr)
+		if err != nil {
+			return wrap(err)
+		}
+		shell := v.(*compact.Transcript)
+		ref.tshell = shell
+		t := *shell
+		t.Tools = slices.Clone(shell.Tools)
+		c.Transcript = &t
+		t.Messages = make([]compact.Message, 0, len(x.lists[listMessages]))
+		ref.msgs = make([]compact.Message, 0, len(x.lists[listMessages]))
+		for _, a := range x.lists[listMessages] {
+			v, err := get(kindMessage, a)
+			if err != nil {
+				return wrap(err)
+			}
+			msg := v.(compact.Message)
+			ref.msgs = append(ref.msgs, msg)
+			t.Messages = append(t.Messages, msg.Clone())
+		}
+		for _, a := range x.lists[listRecords] {
+			v, err := get(kindRecord, a)
+			if err != nil {
+				return wrap(err)
+			}
+			ref.recs = append(ref.recs, v.(compact.Record))
+		}
+		t.Records = slices.Clone(ref.recs)
+	}
+	for _, a := range x.lists[listSteps] {
+		v, err := get(kindStep, a)
+		if err != nil {
+			return wrap(err)
+		}
+		ref.steps = append(ref.steps, v.(Step))
+	}
+	c.Steps = slices.Clone(ref.steps)
+	ref.stepAt = make(map[string]int, len(ref.steps))
+	for i, st := range ref.steps {
+		ref.stepAt[st.ID] = i
+	}
+	if n := len(x.lists[listCache]); n > 0 {
+		c.ToolCache = make(map[string]json.RawMessage, n)
+	}
+	for _, a := range x.lists[listCache] {
+		v, err := get(kindCache, a)
+		if err != nil {
+			return wrap(err)
+		}
+		e := v.(cacheEntry)
+		if ref.cacheAt == nil {
+			ref.cacheAt = map[string]int{}
+		}
+		ref.cacheAt[e.Key] = len(ref.cache)
+		ref.cache = append(ref.cache, e)
+		c.ToolCache[e.Key] = e.Value
+	}
+	for _, a := range x.lists[listEffects] {
+		v, err := get(kindEffect, a)
+		if err != nil {
+			return wrap(err)
+		}
+		ref.effects = append(ref.effects, v.(SideEffect))
+	}
+	c.SideEffects = slices.Clone(ref.effects)
+	for _, a := range x.lists[listCompactions] {
+		v, err := get(kindCompaction, a)
+		if err != nil {
+			return wrap(err)
+		}
+		cp := v.(compact.Compaction)
+		cp.DroppedIDs, cp.Warnings = slices.Clone(cp.DroppedIDs), slices.Clone(cp.Warnings)
+		ref.comps = append(ref.comps, v.(compact.Compaction))
+		c.Compactions = append(c.Compactions, cp)
+	}
+	return c, ref, nil
+}
+
+func (s *LogStore) locked(ctx context.Context, name string) (*logSession, error) {
+	if err := checkSession(name); err != nil {
+		return nil, err
+	}
+	ss := s.session(name)
+	ss.mu.Lock()
+	if _, err := s.sync(ctx, name, ss); err != nil {
+		ss.mu.Unlock()
+		return nil, err
+	}
+	return ss, nil
+}
+
+// forget drops what the store knows of a session, so that the next read
+// takes everything from the backend again and checks every element
+// against its address (Verify).
+func (s *LogStore) forget(session string) {
+	s.mu.Lock()
+	delete(s.sessions, session)
+	s.mu.Unlock()
+}
+
+// Latest implements Store.
+func (s *LogStore) Latest(ctx context.Context, session string) (*Checkpoint, error) {
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.mu.Unlock()
+	r, err := ss.headState(session)
+	if errors.Is(err, ErrNotFound) && len(ss.recs) == 0 && s.legacy != nil {
+		return s.legacy.latest(ctx, session)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, ref, err := s.materialize(session, ss, r, ss.head)
+	if err != nil {
+		return nil, err
+	}
+	ss.ref = ref
+	return c, nil
+}
+
+// Load implements Store.
+func (s *LogStore) Load(ctx context.Context, session, id string) (*Checkpoint, error) {
+	if err := checkIDs(session, id); err != nil {
+		return nil, err
+	}
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.mu.Unlock()
+	i, ok := ss.byID[id]
+	if !ok {
+		if s.legacy != nil {
+			if c, err := s.legacy.load(ctx, session, id); !errors.Is(err, ErrNotFound) {
+				return c, err
+			}
+		}
+		if len(ss.damage) > 0 {
+			return nil, fmt.Errorf("session %s: checkpoint %s: %w: not found, and the log has damage where it may have been: %s", session, id, ErrCorrupt, ss.damage[0])
+		}
+		return nil, fmt.Errorf("%w: session %s, checkpoint %s", ErrNotFound, session, id)
+	}
+	x, err := ss.indexOf(i)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: checkpoint %s: %w", session, id, err)
+	}
+	c, ref, err := s.materialize(session, ss, ss.recs[i], x)
+	if err != nil {
+		return nil, err
+	}
+	if i == len(ss.recs)-1 {
+		ss.ref = ref
+	}
+	return c, nil
+}
+
+func (r *logRecord) metaOut(codec string) Meta {
+	m := r.meta
+	return Meta{ID: m.ID, ParentID: m.ParentID, Seq: m.Seq, Session: m.Session, Status: m.Status,
+		UpdatedAt: m.UpdatedAt, Hash: m.Hash, Size: r.size, Codec: m.Codec}
+}
+
+// History implements Store: the log's records from the latest back, then
+// for a FileStore session started before logs, its older files. When the
+// log's end is damaged, the records still readable come with the error.
+func (s *LogStore) History(ctx context.Context, session string) ([]Meta, error) {
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	_, herr := ss.headState(session)
+	if errors.Is(herr, ErrNotFound) && len(ss.recs) == 0 && s.legacy != nil {
+		herr = nil // a session from before logs, or none
+	}
+	var out []Meta
+	parent := ""
+	for i := len(ss.recs) - 1; i >= 0; i-- {
+		r := ss.recs[i]
+		if len(out) > 0 && out[len(out)-1].ParentID != r.meta.ID {
+			break
+		}
+		out = append(out, r.metaOut(r.meta.Codec))
+		parent = r.meta.ParentID
+	}
+	empty := len(ss.recs) == 0
+	ss.mu.Unlock()
+	if herr != nil {
+		return out, herr
+	}
+	if s.legacy != nil && (empty || parent != "") {
+		more, err := s.legacy.history(ctx, session, parent, empty)
+		if err != nil && !(errors.Is(err, ErrNotFound) && !empty) {
+			return out, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+// Sessions lists the store's sessions, readable or not.
+func (s *LogStore) Sessions(ctx context.Context) ([]string, error) {
+	names, err := s.b.Sessions(ctx)
+	if s.legacy != nil {
+		more, lerr := s.legacy.sessions()
+		names = append(names, more...)
+		err = errors.Join(err, lerr)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), err
+}
+
+// info returns the session's summary from its head record.
+func (s *LogStore) info(ctx context.Context, session string) (SessionInfo, error) {
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	defer ss.mu.Unlock()
+	r, err := ss.headState(session)
+	if errors.Is(err, ErrNotFound) && len(ss.recs) == 0 && s.legacy != nil {
+		h, err := s.legacy.readHead(session)
+		return h.Info, err
+	}
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	var in recordInfo
+	raw := r.info
+	if r.meta.Codec == codecAESGCM {
+		if raw, err = s.codec.openBytes(infoAAD(session, r.meta.ID), raw, r.meta.KeyID); err != nil {
+			return SessionInfo{}, fmt.Errorf("session %s: %w", session, err)
+		}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return SessionInfo{}, fmt.Errorf("session %s: %w: info: %v", session, ErrCorrupt, err)
+	}
+	first := ss.recs[0].meta.CreatedAt
+	_ = first
+	return SessionInfo{Session: session, Task: in.Task, Status: r.meta.Status, Latest: r.meta.ID, Seq: r.meta.Seq,
+		Steps: in.Steps, CompletedSteps: in.CompletedSteps, CreatedAt: r.meta.CreatedAt, UpdatedAt: r.meta.UpdatedAt}, nil
+}
+
+// List implements Store.
+func (s *LogStore) List(ctx context.Context, f Filter) ([]SessionInfo, error) {
+	names, err := s.Sessions(ctx)
+	if err != nil && len(names) == 0 {
+		return nil, err
+	}
+	return listSessions(ctx, names, f, s.opts.now(), s.info)
+}
+
+// listSessions is the one listing loop: each session's summary, filtered
+// and sorted, with the sessions that could not be read reported after
+// those that could. A store that cannot be reached stops it.
+func listSessions(ctx context.Context, names []string, f Filter, now time.Time, info func(context.Context, string) (SessionInfo, error)) ([]SessionInfo, error) {
+	var out []SessionInfo
+	var errs []error
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		in, err := info(ctx, name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // deleted or expired meanwhile, or never committed
+		case errors.Is(err, ErrUnavailable):
+			return out, err
+		case err != nil:
+			errs = append(errs, err)
+			continue
+		}
+		if f.match(&in, now) {
+			out = append(out, in)
+		}
+	}
+	sortInfos(out)
+	return out, errors.Join(errs...)
+}
+
+// Delete implements Store.
+func (s *LogStore) Delete(ctx context.Context, session string) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	ss := s.session(session)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.reset(LogPos{})
+	return s.b.DeleteLog(ctx, session)
+}
+
+func sortInfos(in []SessionInfo) {
+	sort.SliceStable(in, func(i, j int) bool {
+		if !in[i].UpdatedAt.Equal(in[j].UpdatedAt) {
+			return in[i].UpdatedAt.After(in[j].UpdatedAt)
+		}
+		return in[i].Session < in[j].Session
+	})
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+)
+
+// evalSession writes an OpenAI Chat session whose later turns reuse names
+// that only its middle held.
+func evalSession(t *testing.T, dir string) string {
+	t.Helper()
+	msgs := []compact.Message{{Role: compact.RoleUser, Parts: []compact.Part{{Type: compact.PartText, Text: "Fix the flaky retry test."}}}}
+	pad := strings.Repeat("unremarkable output line\n", 80)
+	for i := range 30 {
+		id := fmt.Sprintf("c%d", i)
+		path := fmt.Sprintf("internal/mod%d/retry_policy%d.go", i%10, i%10)
+		args, _ := json.Marshal(map[string]string{"path": path})
+		msgs = append(msgs,
+			compact.Message{Role: compact.RoleAssistant, Parts: []compact.Part{{Type: compact.PartText, Text: "Looking at " + path},
+				{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: "read", Arguments: args}}}},
+			compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{id}, Parts: []compact.Part{{Type: compact.PartText,
+				Text: fmt.Sprintf("func backoff_delay_%d() {}\n%s", i%10, pad)}}})
+	}
+	var b bytes.Buffer
+	if err := format.Write(&b, compact.Transcript{Messages: msgs}, format.OpenAIChat); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "session.json")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func TestEvalTable(t *testing.T) {
+	dir := t.TempDir()
+	file := evalSession(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("# not a transcript\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, "", nil, "eval", "-j", "1", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"session.json", "total (1 files, micro-averaged)", "future-use recall", "recency keeps", "skipped 1 file", "NOTES.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// A file named on the command line is measured even when unreadable.
+	code, out, _ = runCmd(t, "", nil, "eval", "--decay", "0", file, filepath.Join(dir, "NOTES.md"))
+	if code != exitOK || !strings.Contains(out, "1 measurement failed") || !strings.Contains(out, "NOTES.md") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestEvalJSON(t *testing.T) {
+	file := evalSession(t, t.TempDir())
+	code, out, stderr := runCmd(t, "", nil, "eval", "--json", "--missing", "--cuts", "0.6,0.9", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Files []struct {
+			File string `json:"file"`
+			Rows []struct {
+				Cut  float64 `json:"cut"`
+				Need int     `json:"need"`
+			} `json:"rows"`
+		} `json:"files"`
+		Summary map[string]any `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(doc.Files) != 1 || len(doc.Files[0].Rows) != 2 || doc.Files[0].Rows[1].Cut != 0.9 {
+		t.Errorf("files: %+v", doc.Files)
+	}
+	for _, k := range []string{"future_use_recall", "recency_baseline", "head_tail_baseline", "prune_baseline", "mean_handoff_chars"} {
+		if _, ok := doc.Summary[k]; !ok {
+			t.Errorf("summary lacks %q: %v", k, doc.Summary)
+		}
+	}
+}
+
+func TestEvalUsage(t *testing.T) {
+	file := evalSession(t, t.TempDir())
+	for _, args := range [][]string{
+		{"eval"},
+		{"eval", "--cuts", "0.5,1.5", file},
+		{"eval", "--decay", "-1", file},
+		{"eval", "-j", "0", file},
+		{"eval", "--labels", t.TempDir()},
+		{"eval", "--labels", t.TempDir(), file},
+	} {
+		if code, _, stderr := runCmd(t, "", nil, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, exitUsage, stderr)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Several outputs of one run are all or nothing: --handoff naming a
+// directory fails the run before anything is written, and -o keeps what it
+// held.
+func TestOutputsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	out, rep := filepath.Join(dir, "out.json"), filepath.Join(dir, "r.json")
+	if err := os.WriteFile(out, []byte("previous output"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd(t, chat(40), nil, "--force", "--summarizer", "fallback", "-o", out, "--report", rep, "--handoff", dir, "-")
+	if code == exitOK || !strings.Contains(stderr, "is a directory") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "previous output" {
+		t.Fatalf("-o was replaced though the run failed: %.80q", b)
+	}
+	if _, err := os.Stat(rep); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("--report written though the run failed: %v", err)
+	}
+	// A missing directory for one output fails the run the same way.
+	code, _, stderr = runCmd(t, chat(40), nil, "--force", "-o", out, "--handoff", filepath.Join(dir, "no", "such", "h.md"), "-")
+	if code == exitOK || !strings.Contains(stderr, "h.md") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "previous output" {
+		t.Fatal("-o was replaced though --handoff could not be written")
+	}
+	// Two outputs naming one file are refused.
+	code, _, stderr = runCmd(t, chat(40), nil, "--force", "-o", out, "--report", out, "-")
+	if code != exitUsage || !strings.Contains(stderr, "name the same file") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	assertNoTemps(t, dir)
+}
+
+// A write that fails after others succeeded leaves every output as it
+// was and no temporary file behind.
+func TestOutputSetCommitFailure(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
+	os.WriteFile(a, []byte("old a"), 0o644)
+	var o outputSet
+	o.add(nil, a, writeString("new a"))
+	o.add(nil, b, func(io.Writer) error { return errors.New("the summarizer broke mid-write") })
+	o.add(nil, c, writeString("new c"))
+	if err := o.check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.commit(); err == nil || !strings.Contains(err.Error(), "mid-write") {
+		t.Fatalf("commit: %v", err)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "old a" {
+		t.Fatalf("a = %q", got)
+	}
+	for _, p := range []string{b, c} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s exists: %v", p, err)
+		}
+	}
+	assertNoTemps(t, dir)
+}
+
+func assertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+// -o keeps a replaced file's mode; a new file gets 0666 less the umask.
+func TestOutputModes(t *testing.T) {
+	dir := t.TempDir()
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	private := filepath.Join(dir, "private.json")
+	os.WriteFile(private, []byte("x"), 0o600)
+	os.Chmod(private, 0o600)
+	fresh := filepath.Join(dir, "fresh.json")
+	for _, p := range []string{private, fresh} {
+		if code, _, stderr := runCmd(t, chat(40), nil, "--force", "--summarizer", "fallback", "-o", p, "-"); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	mode := func(p string) os.FileMode {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+	if m := mode(private); m != 0o600 {
+		t.Errorf("a replaced 0600 file became %o", m)
+	}
+	if m := mode(fresh); m != 0o644 {
+		t.Errorf("a new file under umask 022 is %o, want 644", m)
+	}
+	syscall.Umask(0o077)
+	strict := filepath.Join(dir, "strict.json")
+	if code, _, stderr := runCmd(t, chat(40), nil, "--force", "--summarizer", "fallback", "-o", strict, "-"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if m := mode(strict); m != 0o600 {
+		t.Errorf("a new file under umask 077 is %o, want 600", m)
+	}
+}

@@ -1,0 +1,286 @@
+package jsonscan
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Unquote returns the string the JSON string literal lit (quotes included)
+// stands for, exactly as encoding/json decodes it: escapes resolved,
+// surrogate pairs joined, lone surrogates and invalid UTF-8 replaced with
+// U+FFFD. ok is false when lit is not one valid literal (a control
+// character, a broken escape, a missing quote, bytes after the closing
+// quote).
+//
+// A literal without escapes and with valid UTF-8 costs no copy when lit is
+// a string.
+func Unquote[T Text](lit T) (s string, ok bool) {
+	if len(lit) < 2 || lit[0] != '"' {
+		return "", false
+	}
+	s, n, closed := unquoteBody(lit[1:], true)
+	return s, closed && n == len(lit)-1
+}
+
+// UnquoteShared is Unquote for a literal in memory that is never written
+// again (a record a reader keeps): a literal without escapes, the usual
+// case, is returned as a string that shares lit's bytes instead of a copy
+// of them. Writing to lit afterwards would change the string.
+func UnquoteShared(lit []byte) (s string, ok bool) {
+	if len(lit) >= 2 && lit[0] == '"' {
+		body := lit[1 : len(lit)-1]
+		i := 0
+		for i < len(body) && body[i] != '"' && body[i] != '\\' && body[i] >= 0x20 {
+			i++
+		}
+		if i == len(body) && lit[len(lit)-1] == '"' && utf8.Valid(body) {
+			if len(body) == 0 {
+				return "", true
+			}
+			return unsafe.String(&body[0], len(body)), true
+		}
+	}
+	return Unquote(lit)
+}
+
+// UnquotePrefix decodes the body of a JSON string that may be cut short: s
+// starts after the opening quote, and the body runs to the closing quote,
+// the end of s or a broken escape, whichever comes first. It returns the
+// decoded body and how many bytes of s it read (the closing quote
+// included, a broken escape not). Control characters are kept as they
+// are; everything else decodes as in Unquote.
+//
+// Tool outputs shortened in the middle of a JSON envelope are read with
+// it: the output as far as it goes is worth more than an error.
+func UnquotePrefix[T Text](s T) (body string, n int) {
+	body, n, _ = unquoteBody(s, false)
+	return body, n
+}
+
+// unquoteBody decodes a string body from the start of s up to its closing
+// quote. strict rejects what encoding/json rejects (control characters,
+// broken escapes); otherwise those end (escapes) or join (controls) the
+// body. closed reports that the closing quote was read, and n is the
+// number of bytes read.
+func unquoteBody[T Text](s T, strict bool) (body string, n int, closed bool) {
+	// The common case: no escape before the closing quote.
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c == '"' || c == '\\' || c < 0x20 && strict {
+			break
+		}
+		i++
+	}
+	if (i == len(s) || s[i] == '"') && utf8Valid(s[:i]) {
+		if i < len(s) {
+			return string(s[:i]), i + 1, true
+		}
+		return string(s[:i]), i, false
+	}
+	if i < len(s) && s[i] < 0x20 { // a control character, in strict mode
+		return "", i, false
+	}
+	// Escapes or invalid UTF-8: build the body.
+	buf := make([]byte, 0, stringBodyLen(s, i))
+	for i = 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '"':
+			return bytesToString(buf), i + 1, true
+		case c == '\\':
+			var ok bool
+			if buf, i, ok = unescape(buf, s, i); !ok {
+				if strict {
+					return "", i, false
+				}
+				return bytesToString(buf), i, false
+			}
+		case c < 0x20 && strict:
+			return "", i, false
+		default:
+			// A run up to the next quote, escape or (strict) control
+			// byte: all ASCII, so it never splits a UTF-8 sequence.
+			j := i + 1
+			for j < len(s) && s[j] != '"' && s[j] != '\\' && (s[j] >= 0x20 || !strict) {
+				j++
+			}
+			buf = appendValidUTF8(buf, s[i:j])
+			i = j
+		}
+	}
+	return bytesToString(buf), len(s), false
+}
+
+// appendValidUTF8 appends s to buf with each byte of invalid UTF-8
+// replaced by U+FFFD, as encoding/json replaces them.
+func appendValidUTF8[T Text](buf []byte, s T) []byte {
+	if utf8Valid(s) {
+		return append(buf, s...)
+	}
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			buf = append(buf, s[i])
+			i++
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = utf8.AppendRune(buf, utf8.RuneError)
+		} else {
+			buf = append(buf, s[i:i+size]...)
+		}
+		i += size
+	}
+	return buf
+}
+
+// bytesToString returns buf as a string without copying it, as
+// strings.Builder does (buf is never written again), unless escapes left
+// much of buf's room unused: a kept string keeps its whole array, and
+// transcripts are held in memory whole.
+func bytesToString(buf []byte) string {
+	if cap(buf)-len(buf) > len(buf)/64 {
+		return string(buf)
+	}
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
+}
+
+// stringBodyLen returns how many bytes of s from i run to the closing
+// quote (or the end), to size the decoded body.
+func stringBodyLen[T Text](s T, i int) int {
+	j := i
+	for j < len(s) && s[j] != '"' {
+		if s[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return min(j, len(s))
+}
+
+// unescape appends the escape at s[i] (a backslash) to buf and returns
+// the index past it, or ok false when it is broken.
+func unescape[T Text](buf []byte, s T, i int) (out []byte, next int, ok bool) {
+	if i+1 >= len(s) {
+		return buf, i, false
+	}
+	switch e := s[i+1]; e {
+	case '"', '\\', '/':
+		buf = append(buf, e)
+	case 'b':
+		buf = append(buf, '\b')
+	case 'f':
+		buf = append(buf, '\f')
+	case 'n':
+		buf = append(buf, '\n')
+	case 'r':
+		buf = append(buf, '\r')
+	case 't':
+		buf = append(buf, '\t')
+	case 'u':
+		r := hex4(s, i+2)
+		if r < 0 {
+			return buf, i, false
+		}
+		next = i + 6
+		if utf16.IsSurrogate(r) {
+			// Joined with a following low surrogate, as encoding/json
+			// does; alone it is U+FFFD and what follows is read anew.
+			r2 := rune(-1)
+			if next+1 < len(s) && s[next] == '\\' && s[next+1] == 'u' {
+				r2 = hex4(s, next+2)
+			}
+			if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+				r = dec
+				next += 6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		return utf8.AppendRune(buf, r), next, true
+	default:
+		return buf, i, false
+	}
+	return buf, i + 2, true
+}
+
+// hex4 reads the four hex digits of a \u escape at s[i:], or -1 when s is
+// short or a digit is not hex.
+func hex4[T Text](s T, i int) rune {
+	if i+4 > len(s) {
+		return -1
+	}
+	var r rune
+	for k := i; k < i+4; k++ {
+		c := s[k]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// utf8Valid and decodeRune use the utf8 function for s's kind; other
+// named types (json.RawMessage) take the generic path, which copies
+// nothing either.
+func utf8Valid[T Text](s T) bool {
+	switch v := any(s).(type) {
+	case string:
+		return utf8.ValidString(v)
+	case []byte:
+		return utf8.Valid(v)
+	}
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+func decodeRune[T Text](s T) (rune, int) {
+	switch v := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(v)
+	case []byte:
+		return utf8.DecodeRune(v)
+	}
+	// A conversion this small stays on the stack.
+	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
+}
+
+// Literals returns the content spans (between the quotes) of the string
+// literals of a JSON text, or of JSON lines, in order. A literal the text
+// ends inside of runs to its end. The text is assumed valid: in anything
+// else, every quote is taken to open or close a literal.
+func Literals[T Text](doc T) []Span {
+	var lits []Span
+	for i := 0; i < len(doc); i++ {
+		if doc[i] != '"' {
+			continue
+		}
+		end := StringEnd(doc, i)
+		if end < 0 {
+			lits = append(lits, Span{i + 1, len(doc)})
+			break
+		}
+		lits = append(lits, Span{i + 1, end - 1})
+		i = end - 1
+	}
+	return lits
+}

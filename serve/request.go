@@ -1,0 +1,220 @@
+package serve
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/jsonscan"
+)
+
+// view is a request body read for compaction: the transcript the format
+// reader made of it, and where each message's bytes are in the body.
+type view struct {
+	api  *api
+	body []byte
+	t    compact.Transcript
+	// model is the request's "model", "" when it has none.
+	model string
+	// list is the span of the conversation list in body; hasList is false
+	// when the request has none (a Responses request whose input is a
+	// string), so there is nothing to compact.
+	list    [2]int
+	hasList bool
+	elems   [][2]int
+	// beside are the members beside the list that the prompt holds.
+	beside []jsonscan.Member
+	// groups[i] are the elements of message i, [from, to); from is -1 for a
+	// message that lives outside the list (Anthropic's system, Responses'
+	// instructions). Elements that belong to no message (records a reader
+	// keeps aside) are in the group of the message they precede.
+	groups [][2]int
+}
+
+// errNoPlace is returned when a message cannot be placed among the list's
+// elements, so the request cannot be rewritten element by element.
+var errNoPlace = errors.New("messages do not match the list's elements")
+
+// readView reads body as a request of a. The list and the other members
+// are found by their spans (package jsonscan), so that a new list can be
+// spliced between the body's other bytes.
+func readView(a *api, body []byte) (*view, error) {
+	members, complete := jsonscan.Members(body)
+	if !complete {
+		return nil, errors.New("the request is not a complete JSON object")
+	}
+	v := &view{api: a, body: body}
+	seen := 0
+	for _, m := range members {
+		switch m.Key {
+		case "model":
+			v.model, _ = jsonscan.Unquote(jsonscan.Value(body, m.Value))
+		case a.list:
+			seen++
+			if body[m.Value.Start] == '[' {
+				v.list, v.hasList = [2]int{m.Value.Start, m.Value.End}, true
+			}
+		default:
+			if a.beside(m.Key) {
+				v.beside = append(v.beside, m)
+			}
+		}
+	}
+	if seen > 1 {
+		// Which of two lists the upstream would read is its parser's choice.
+		return nil, fmt.Errorf("the request has %d %q members", seen, a.list)
+	}
+	var err error
+	if v.t, err = format.Read(bytes.NewReader(body), "request", a.format); err != nil {
+		return nil, err
+	}
+	if v.hasList {
+		elems, complete := jsonscan.Elements(body[v.list[0]:v.list[1]])
+		if !complete {
+			return nil, fmt.Errorf("the %q list is not a complete JSON array", a.list)
+		}
+		v.elems = make([][2]int, len(elems))
+		for i, e := range elems {
+			v.elems[i] = [2]int{v.list[0] + e.Start, v.list[0] + e.End}
+		}
+	}
+	return v, nil
+}
+
+// place fills groups: it walks the messages and the elements together, each
+// message's source records matching the next elements byte for byte.
+func (v *view) place() error {
+	if v.groups != nil {
+		return nil
+	}
+	if !v.hasList {
+		return fmt.Errorf("%w: the request has no %q list", errNoPlace, v.api.list)
+	}
+	groups := make([][2]int, len(v.t.Messages))
+	j := 0
+	for i := range v.t.Messages {
+		m := &v.t.Messages[i]
+		recs := m.Source.Records
+		if len(recs) == 0 {
+			return fmt.Errorf("%w: message %d has no source record", errNoPlace, i)
+		}
+		k := j
+		for k < len(v.elems) && !v.equal(k, recs[0]) {
+			k++
+		}
+		if k == len(v.elems) {
+			if j == 0 && (m.Role == compact.RoleSystem || m.Role == compact.RoleDeveloper) {
+				groups[i] = [2]int{-1, -1} // read from a member beside the list
+				continue
+			}
+			return fmt.Errorf("%w: message %d is not in the list", errNoPlace, i)
+		}
+		from := j // elements skipped on the way belong to this message
+		j = k
+		for _, r := range recs {
+			if j >= len(v.elems) || !v.equal(j, r) {
+				return fmt.Errorf("%w: message %d's records are not consecutive elements", errNoPlace, i)
+			}
+			j++
+		}
+		groups[i] = [2]int{from, j}
+	}
+	if j < len(v.elems) {
+		last := -1
+		for i := range groups {
+			if groups[i][0] >= 0 {
+				last = i
+			}
+		}
+		if last < 0 {
+			return fmt.Errorf("%w: elements that belong to no message", errNoPlace)
+		}
+		groups[last][1] = len(v.elems)
+	}
+	v.groups = groups
+	return nil
+}
+
+func (v *view) elem(k int) []byte { return v.body[v.elems[k][0]:v.elems[k][1]] }
+
+func (v *view) equal(k int, rec []byte) bool {
+	return bytes.Equal(v.elem(k), bytes.TrimSpace(rec))
+}
+
+// hashDropped returns a hash of the elements [0, n) that items does not
+// keep, with their positions, members the API calls volatile left out.
+func (v *view) hashDropped(n int, items []int) string {
+	keep := make([]bool, n)
+	for _, it := range items {
+		if it >= 0 && it < n {
+			keep[it] = true
+		}
+	}
+	h := sha256.New()
+	var buf []byte
+	var lenBuf [8]byte
+	for k := 0; k < n; k++ {
+		binary.LittleEndian.PutUint64(lenBuf[:], uint64(k))
+		h.Write(lenBuf[:])
+		if keep[k] {
+			continue
+		}
+		e := v.elem(k)
+		if len(v.api.volatile) > 0 && containsAny(e, v.api.volatile) {
+			buf = writeWithout(buf[:0], e, v.api.volatile)
+			e = buf
+		}
+		binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(e)))
+		h.Write(lenBuf[:])
+		h.Write(e)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func containsAny(b []byte, keys []string) bool {
+	for _, k := range keys {
+		if bytes.Contains(b, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// withList returns body with its list replaced by elems.
+func withList(body []byte, list [2]int, elems [][]byte) []byte {
+	n := len(body) - (list[1] - list[0]) + 2 + len(elems)
+	for _, e := range elems {
+		n += len(e)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, body[:list[0]]...)
+	out = append(out, '[')
+	for i, e := range elems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e...)
+	}
+	out = append(out, ']')
+	return append(out, body[list[1]:]...)
+}
+
+// sessionKey identifies a conversation by what never changes as it grows:
+// the API, its system messages and its first user message.
+func sessionKey(a *api, t *compact.Transcript) string {
+	h := sha256.New()
+	h.Write([]byte(a.name))
+	for _, m := range t.Messages {
+		h.Write([]byte{0})
+		h.Write([]byte(m.Fingerprint()))
+		if m.Role == compact.RoleUser {
+			break
+		}
+	}
+	return "conv-" + hex.EncodeToString(h.Sum(nil)[:12])
+}

@@ -1,0 +1,324 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/compactor"
+)
+
+// Compaction methods as logs and metrics name them: compact.Method values,
+// plus "prefix" for a request forwarded with a stored compacted prefix.
+const (
+	methodNone   = string(compact.MethodNone)
+	methodPrefix = "prefix"
+)
+
+// Prefix outcomes, for logs: a compaction made a new prefix, a stored one
+// was reused, or a stored one was folded into a new handoff.
+const (
+	prefixNew      = "new"
+	prefixReused   = "reused"
+	prefixRefolded = "refolded"
+)
+
+// outcome is what the rewrite did to one request body.
+type outcome struct {
+	body         []byte // what to forward
+	session      string
+	model        string
+	tokensBefore int
+	tokensAfter  int
+	estimated    bool
+	// bounded is true when the request was let through on a bound of its
+	// tokens, unread; the token figures are then that bound.
+	bounded bool
+	method  string
+	prefix  string
+	// compared is true when the request went out with a compacted prefix
+	// and so did the session's previous one; stable when the two prefixes
+	// were the same bytes.
+	compared, stable bool
+	warning          string
+}
+
+// counted says how the token figures were had: "exact" (the model's own
+// tokenizer), "estimate", or "bound" (an upper bound; the request was not
+// read).
+func (o *outcome) counted() string {
+	switch {
+	case o.bounded:
+		return "bound"
+	case o.estimated:
+		return "estimate"
+	}
+	return "exact"
+}
+
+// errUnexpected marks a compaction result the rewrite cannot map back to
+// the request's elements.
+var errUnexpected = errors.New("unexpected compaction result")
+
+// rewrite returns the body to forward for a request of a: the body itself
+// when it fits, or its list compacted. It never fails: whatever goes wrong
+// leaves the body as it came, with a warning saying why. force compacts
+// whatever the size (after the upstream said the prompt was too long).
+func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []byte, force bool) outcome {
+	out := outcome{body: body, method: methodNone}
+	if !force {
+		if b, ok := s.boundOf(a, body); ok && b.tokens < b.env.trigger {
+			out.model, out.tokensBefore, out.tokensAfter = b.model, b.tokens, b.tokens
+			out.estimated, out.bounded = !b.env.counter.Exact(), true
+			return out
+		}
+	}
+	v, err := readView(a, body)
+	if err != nil {
+		out.warning = "request not read, forwarded as is: " + s.clean(err)
+		return out
+	}
+	out.model = v.model
+	env, err := s.env(v.model)
+	if err != nil {
+		out.warning = "forwarded as is: " + s.clean(err)
+		return out
+	}
+	out.estimated = !env.counter.Exact()
+	key := headerSession(hdr.Get(SessionHeader))
+	if key == "" {
+		key = sessionKey(a, &v.t)
+	}
+	out.session = key
+	sess := s.sessions.get(key)
+	out.tokensBefore = env.counter.Transcript(v.t)
+	out.tokensAfter = out.tokensBefore
+	s.learn(env, v)
+	if !force && out.tokensBefore < env.trigger {
+		if p := sess.prefix(); p == nil || !p.extends(v) {
+			return out
+		}
+	}
+
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if err := v.place(); err != nil {
+		out.warning = "not compacted, forwarded as is: " + s.clean(err)
+		return out
+	}
+	p := s.prefixOf(ctx, sess, v)
+	if p == nil {
+		return s.compactNew(ctx, env, sess, v, force, out)
+	}
+	tokens := p.forwardedTokens(env, v)
+	// A request with nothing new (a client's retry) goes out as it did,
+	// whatever its size: folding again what was just folded is churn.
+	if !force && (tokens < env.trigger || len(v.elems) == p.covered) {
+		elems := append(p.elements(v), v.elemBytes(p.covered)...)
+		out.body = withList(body, v.list, elems)
+		out.method, out.prefix, out.tokensAfter = methodPrefix, prefixReused, tokens
+		out.compared, out.stable = sess.forwarded(p.hash)
+		return out
+	}
+	return s.refold(ctx, env, sess, v, p, force, out)
+}
+
+// compactNew compacts a request of a conversation the proxy holds no prefix
+// for.
+func (s *Server) compactNew(ctx context.Context, env *modelEnv, sess *session, v *view, force bool, out outcome) outcome {
+	np, res, err := s.compactView(ctx, env, v, func(e int) (int, []byte) { return e, nil }, force)
+	if err != nil {
+		out.warning = "compaction failed, forwarded as is: " + s.clean(err)
+		return out
+	}
+	if np == nil {
+		out.warning = warnUnchanged(res)
+		return out
+	}
+	out.prefix = prefixNew
+	return s.adopt(ctx, sess, v, np, res, out)
+}
+
+// refold compacts the request as it would be forwarded (the stored prefix
+// and the new elements), folding the prefix's handoff into a new one.
+func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *view, p *prefix, force bool, out outcome) outcome {
+	elems := append(p.elements(v), v.elemBytes(p.covered)...)
+	fallbackBody := withList(v.body, v.list, elems)
+	src := func(e int) (int, []byte) {
+		if e >= len(p.items) {
+			return p.covered + e - len(p.items), nil
+		}
+		if it := p.items[e]; it < 0 {
+			return -1, p.lits[-1-it]
+		} else {
+			return it, nil
+		}
+	}
+	cv, err := readView(v.api, fallbackBody)
+	if err == nil {
+		err = cv.place()
+	}
+	var np *prefix
+	var res compactor.Result
+	if err == nil {
+		np, res, err = s.compactView(ctx, env, cv, src, force)
+	}
+	if err != nil || np == nil {
+		// The stored prefix still holds: send it with the new elements.
+		out.body = fallbackBody
+		out.method, out.prefix = methodPrefix, prefixReused
+		out.tokensAfter = env.counter.Transcript(cv.transcriptOr(v))
+		out.compared, out.stable = sess.forwarded(p.hash)
+		if err != nil {
+			out.warning = "refold failed, forwarded with the stored prefix: " + s.clean(err)
+		} else {
+			out.warning = warnUnchanged(res)
+		}
+		return out
+	}
+	out.prefix = prefixRefolded
+	out = s.adopt(ctx, sess, v, np, res, out)
+	out.tokensAfter = res.Record.TokensAfter
+	return out
+}
+
+// adopt makes np the session's prefix and the body to forward.
+func (s *Server) adopt(ctx context.Context, sess *session, v *view, np *prefix, res compactor.Result, out outcome) outcome {
+	np.covered = len(v.elems)
+	np.coveredHash = v.hashDropped(np.covered, np.items)
+	elems := np.elements(v)
+	np.hash = hashBytes(v.api, elems)
+	out.body = withList(v.body, v.list, elems)
+	out.method = string(res.Record.Method)
+	out.tokensAfter = res.Record.TokensAfter
+	sess.setPrefix(np)
+	out.compared, out.stable = sess.forwarded(np.hash)
+	if s.store != nil {
+		if err := s.savePrefix(ctx, sess.key, v.api, np, res); err != nil {
+			out.warning = "prefix not stored: " + s.clean(err)
+		}
+	}
+	return out
+}
+
+// compactView compacts v's transcript and maps the result back to
+// elements: src says where element e of v comes from, an element of the
+// client's list or a literal. It returns a nil prefix when the compactor
+// left the transcript unchanged.
+func (s *Server) compactView(ctx context.Context, env *modelEnv, v *view, src func(e int) (int, []byte), force bool) (*prefix, compactor.Result, error) {
+	c, err := env.compactor(force)
+	if err != nil {
+		return nil, compactor.Result{}, err
+	}
+	res, err := c.Compact(ctx, v.t)
+	if err != nil {
+		return nil, res, err
+	}
+	if !res.Changed() {
+		return nil, res, nil
+	}
+	order := outputOrder(&res.Plan, len(v.t.Messages))
+	msgs := res.Transcript.Messages
+	if len(order) != len(msgs) {
+		return nil, res, fmt.Errorf("%w: %d messages out, the plan accounts for %d", errUnexpected, len(msgs), len(order))
+	}
+	kept := make([]bool, len(v.t.Messages))
+	np := &prefix{}
+	lit := func(b []byte) {
+		np.lits = append(np.lits, b)
+		np.items = append(np.items, -len(np.lits))
+	}
+	for k, i := range order {
+		m := &msgs[k]
+		if i < 0 {
+			if !m.Summary {
+				return nil, res, fmt.Errorf("%w: message %d is neither kept nor the handoff", errUnexpected, k)
+			}
+			lit(v.api.handoff(m.Text()))
+			continue
+		}
+		if m.ID != v.t.Messages[i].ID || !m.Unchanged() {
+			return nil, res, fmt.Errorf("%w: kept message %d differs from the request's", errUnexpected, i)
+		}
+		kept[i] = true
+		g := v.groups[i]
+		for e := g[0]; e < g[1] && g[0] >= 0; e++ {
+			if orig, b := src(e); b != nil {
+				lit(b)
+			} else {
+				np.items = append(np.items, orig)
+			}
+		}
+	}
+	for i, g := range v.groups {
+		if g[0] < 0 && !kept[i] {
+			return nil, res, fmt.Errorf("%w: message %d, outside the list, was dropped", errUnexpected, i)
+		}
+	}
+	for k, i := range order {
+		if i < 0 {
+			np.litTokens += env.counter.Message(msgs[k])
+		}
+	}
+	return np, res, nil
+}
+
+// forwardedTokens counts v as it goes out with p: the handoff, the
+// messages of the elements p keeps and of the new ones (as the request has
+// them now), the messages beside the list, the tool definitions and the
+// reply's priming.
+func (p *prefix) forwardedTokens(env *modelEnv, v *view) int {
+	kept := p.kept()
+	n := env.counter.Transcript(compact.Transcript{Tools: v.t.Tools}) + p.litTokens
+	for i, g := range v.groups {
+		in := g[0] < 0 || g[1] > p.covered // beside the list, or new
+		for e := g[0]; !in && e < g[1]; e++ {
+			in = kept[e]
+		}
+		if in {
+			n += env.counter.Message(v.t.Messages[i])
+		}
+	}
+	return n
+}
+
+// outputOrder lists, for each message the compactor returns, the input
+// message it is (-1 for the handoff): head, pinned messages, handoff, tail.
+func outputOrder(p *compactor.Plan, n int) []int {
+	order := make([]int, 0, p.HeadEnd+len(p.Pinned)+1+n-p.TailStart)
+	for i := 0; i < p.HeadEnd; i++ {
+		order = append(order, i)
+	}
+	order = append(order, p.Pinned...)
+	order = append(order, -1)
+	for i := p.TailStart; i < n; i++ {
+		order = append(order, i)
+	}
+	return order
+}
+
+func warnUnchanged(res compactor.Result) string {
+	if res.Record.Reason == "" {
+		return ""
+	}
+	return "over the threshold but not compacted: " + res.Record.Reason
+}
+
+// elemBytes returns elements [from, len) of v.
+func (v *view) elemBytes(from int) [][]byte {
+	out := make([][]byte, 0, len(v.elems)-from)
+	for k := from; k < len(v.elems); k++ {
+		out = append(out, v.elem(k))
+	}
+	return out
+}
+
+// transcriptOr returns v's transcript, or w's when v is nil.
+func (v *view) transcriptOr(w *view) compact.Transcript {
+	if v == nil {
+		return w.t
+	}
+	return v.t
+}
