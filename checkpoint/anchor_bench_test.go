@@ -154,7 +154,9 @@ func BenchmarkSave(b *testing.B) {
 			body, _ := json.Marshal(bigCheckpoint(b, "bench-save"))
 			times := make([]time.Duration, 0, b.N)
 			b.SetBytes(int64(len(body)))
+			w0 := writtenBytes()
 			b.ResetTimer()
+			defer func() { b.ReportMetric(float64(writtenBytes()-w0)/float64(b.N), "written-B/op") }()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				if err := s.put("bench-save", i, body); err != nil {
