@@ -305,3 +305,42 @@ func BenchmarkGrowth(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSaveAt is the cost of one save of a session that already holds
+// 10, 100 or 1,000 steps (4 elements each: two messages, a step, a cached
+// result), the change being one step's status: what a loop pays per step
+// once its transcript is long. Run it with TMPDIR=/dev/shm for the CPU
+// part alone.
+func BenchmarkSaveAt(b *testing.B) {
+	for _, steps := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprint("steps=", steps), func(b *testing.B) {
+			ctx := context.Background()
+			s, _ := checkpoint.NewFileStore(b.TempDir(), checkpoint.Options{})
+			c := storetest.NewSession("at")
+			for i := range steps {
+				storetest.Grow(c, i)
+			}
+			if err := s.Save(ctx, c, ""); err != nil {
+				b.Fatal(err)
+			}
+			times := make([]time.Duration, 0, b.N)
+			w0 := writtenBytes()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st := &c.Steps[steps/2]
+				if i%2 == 0 {
+					st.Status = checkpoint.StepRunning
+				} else {
+					st.Status = checkpoint.StepCompleted
+				}
+				t0 := time.Now()
+				if err := s.Save(ctx, c, c.ID); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(t0))
+			}
+			report(b, times, fullSize(b, c))
+			b.ReportMetric(float64(writtenBytes()-w0)/float64(b.N), "written-B/op")
+		})
+	}
+}
