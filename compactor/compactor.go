@@ -150,8 +150,8 @@ func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, 
 	r := &run{c: c, t: &t}
 	r.em = &emitter{start: start, now: c.cfg.Now, observer: c.cfg.Observer, logger: c.cfg.Logger, sanitize: r.sanitize}
 	r.rec = compact.Compaction{At: start, Method: compact.MethodNone}
-	if c.cfg.scaledReserve != "" {
-		r.rec.Warnings = []string{c.cfg.scaledReserve}
+	if len(c.cfg.notes) > 0 {
+		r.rec.Warnings = slices.Clone(c.cfg.notes)
 	}
 	if err := ctx.Err(); err != nil {
 		return r.unchanged("cancelled"), err

@@ -64,8 +64,8 @@ type Config struct {
 	// Model is the model the transcript is sent to ("" means
 	// DefaultModel). It sets the window, the output reserve and, unless
 	// Counter is set, the tokenizer. A model the table does not know is an
-	// error unless Window is set; its counts are then estimates (see
-	// Compactor.Exact).
+	// error unless Window is set; its counts are then estimates, as every
+	// record's warnings and Compactor.Exact say.
 	Model string
 	// Models is the model table (nil means tokens.DefaultModels()).
 	Models *tokens.Models
@@ -141,8 +141,9 @@ type Config struct {
 	// Now returns the current time (nil means time.Now).
 	Now func() time.Time
 
-	// scaledReserve is the warning of a reserve scaled to a small Window.
-	scaledReserve string
+	// notes are the warnings every record carries: a reserve scaled to a
+	// small Window, counts estimated for a model the table does not know.
+	notes []string
 }
 
 // PruneConfig tunes how tool outputs are shortened, for the summarizer's
@@ -210,6 +211,7 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
 	}
+	c.notes = nil
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
@@ -251,6 +253,9 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 	if c.Window == 0 {
 		c.Window = m.Window
 	}
+	if !known && c.Counter == nil {
+		c.notes = append(c.notes, fmt.Sprintf("unknown model %q: counts are estimates", c.Model))
+	}
 	if c.OutputReserve == 0 {
 		c.OutputReserve = m.OutputReserve
 		if 2*c.OutputReserve > c.Window && m.Window > 0 {
@@ -258,8 +263,8 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 			// for a deployment with less context) keeps the model's share
 			// of it for the answer, not the model's absolute reserve.
 			scaled := max(int(math.Round(float64(m.OutputReserve)*float64(c.Window)/float64(m.Window))), 1)
-			c.scaledReserve = fmt.Sprintf("output reserve scaled to %d tokens: %s's %d does not fit a %d-token window",
-				scaled, c.Model, m.OutputReserve, c.Window)
+			c.notes = append(c.notes, fmt.Sprintf("output reserve scaled to %d tokens: %s's %d does not fit a %d-token window",
+				scaled, c.Model, m.OutputReserve, c.Window))
 			c.OutputReserve = scaled
 		}
 	}

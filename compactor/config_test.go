@@ -196,3 +196,19 @@ func TestSmallWindowScalesTheReserve(t *testing.T) {
 		}
 	}
 }
+
+// An unknown model with a Window estimates, and every record says so.
+func TestUnknownModelSaysItEstimates(t *testing.T) {
+	cfg := testConfig()
+	cfg.Counter, cfg.Model = nil, "my-local-model"
+	c := mustNew(t, cfg)
+	res, err := c.Compact(context.Background(), agentRun(60, 600))
+	if err != nil || c.Exact() || !slices.Contains(res.Record.Warnings, `unknown model "my-local-model": counts are estimates`) {
+		t.Fatalf("%v, exact %v, warnings %q", err, c.Exact(), res.Record.Warnings)
+	}
+	// New on the config in use does not repeat the note.
+	res, _ = mustNew(t, c.Config()).Compact(context.Background(), agentRun(60, 600))
+	if n := len(slices.DeleteFunc(slices.Clone(res.Record.Warnings), func(w string) bool { return !strings.HasPrefix(w, "unknown model") })); n != 1 {
+		t.Fatalf("warnings %q", res.Record.Warnings)
+	}
+}

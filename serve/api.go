@@ -26,8 +26,11 @@ type api struct {
 	path     string
 	format   format.Name
 	provider Provider
-	// list is the top-level member holding the conversation.
-	list string
+	// list is the top-level member holding the conversation; besides are
+	// the other members the prompt holds (tool definitions, a system
+	// prompt outside the list).
+	list    string
+	besides []string
 	// volatile are members a client may move between requests without
 	// changing what the model reads; prefix matching ignores them.
 	volatile []string
@@ -38,6 +41,7 @@ type api struct {
 var apis = []*api{
 	{
 		name: "chat", path: "/v1/chat/completions", format: format.OpenAIChat, provider: ProviderOpenAI, list: "messages",
+		besides: []string{"tools", "functions"},
 		handoff: func(text string) []byte {
 			return mustJSON(struct {
 				Role    string `json:"role"`
@@ -47,6 +51,7 @@ var apis = []*api{
 	},
 	{
 		name: "responses", path: "/v1/responses", format: format.OpenAIResponses, provider: ProviderOpenAI, list: "input",
+		besides: []string{"instructions", "tools"},
 		handoff: func(text string) []byte {
 			type part struct {
 				Type string `json:"type"`
@@ -61,6 +66,7 @@ var apis = []*api{
 	},
 	{
 		name: "messages", path: "/v1/messages", format: format.Anthropic, provider: ProviderAnthropic, list: "messages",
+		besides:  []string{"system", "tools"},
 		volatile: []string{"cache_control"},
 		handoff: func(text string) []byte {
 			type block struct {
@@ -73,6 +79,17 @@ var apis = []*api{
 			}{"user", []block{{"text", text}}})
 		},
 	},
+}
+
+// beside reports whether key is one of the members beside the list that
+// the prompt holds.
+func (a *api) beside(key string) bool {
+	for _, b := range a.besides {
+		if key == b {
+			return true
+		}
+	}
+	return false
 }
 
 // apiFor returns the compacting API served at path, or nil.

@@ -344,17 +344,6 @@ func countHandoffs(tr compact.Transcript) int {
 	return n
 }
 
-func httpPost(url string, body []byte) ([]byte, error) {
-	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, err = b.ReadFrom(resp.Body)
-	return b.Bytes(), err
-}
-
 // get fetches a path of the proxy.
 func (r *rig) get(t testing.TB, path string) string {
 	t.Helper()

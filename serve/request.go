@@ -27,6 +27,8 @@ type view struct {
 	list    [2]int
 	hasList bool
 	elems   [][2]int
+	// beside are the members beside the list that the prompt holds.
+	beside []jsonscan.Member
 	// groups[i] are the elements of message i, [from, to); from is -1 for a
 	// message that lives outside the list (Anthropic's system, Responses'
 	// instructions). Elements that belong to no message (records a reader
@@ -56,6 +58,10 @@ func readView(a *api, body []byte) (*view, error) {
 			seen++
 			if body[m.Value.Start] == '[' {
 				v.list, v.hasList = [2]int{m.Value.Start, m.Value.End}, true
+			}
+		default:
+			if a.beside(m.Key) {
+				v.beside = append(v.beside, m)
 			}
 		}
 	}
@@ -140,25 +146,24 @@ func (v *view) equal(k int, rec []byte) bool {
 	return bytes.Equal(v.elem(k), bytes.TrimSpace(rec))
 }
 
-// firstNewMessage returns the index of the first message with an element at
-// or after element e: the messages a prefix covering e elements does not
-// hold.
-func (v *view) firstNewMessage(e int) int {
-	for i := range v.groups {
-		if g := v.groups[i]; g[0] >= 0 && g[1] > e {
-			return i
+// hashDropped returns a hash of the elements [0, n) that items does not
+// keep, with their positions, members the API calls volatile left out.
+func (v *view) hashDropped(n int, items []int) string {
+	keep := make([]bool, n)
+	for _, it := range items {
+		if it >= 0 && it < n {
+			keep[it] = true
 		}
 	}
-	return len(v.groups)
-}
-
-// hashElems returns a hash of elements [0, n), members the API calls
-// volatile left out.
-func (v *view) hashElems(n int) string {
 	h := sha256.New()
 	var buf []byte
 	var lenBuf [8]byte
 	for k := 0; k < n; k++ {
+		binary.LittleEndian.PutUint64(lenBuf[:], uint64(k))
+		h.Write(lenBuf[:])
+		if keep[k] {
+			continue
+		}
 		e := v.elem(k)
 		if len(v.api.volatile) > 0 && containsAny(e, v.api.volatile) {
 			buf = writeWithout(buf[:0], e, v.api.volatile)

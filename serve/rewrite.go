@@ -33,13 +33,29 @@ type outcome struct {
 	tokensBefore int
 	tokensAfter  int
 	estimated    bool
-	method       string
-	prefix       string
+	// bounded is true when the request was let through on a bound of its
+	// tokens, unread; the token figures are then that bound.
+	bounded bool
+	method  string
+	prefix  string
 	// compared is true when the request went out with a compacted prefix
 	// and so did the session's previous one; stable when the two prefixes
 	// were the same bytes.
 	compared, stable bool
 	warning          string
+}
+
+// counted says how the token figures were had: "exact" (the model's own
+// tokenizer), "estimate", or "bound" (an upper bound; the request was not
+// read).
+func (o *outcome) counted() string {
+	switch {
+	case o.bounded:
+		return "bound"
+	case o.estimated:
+		return "estimate"
+	}
+	return "exact"
 }
 
 // errUnexpected marks a compaction result the rewrite cannot map back to
@@ -52,6 +68,13 @@ var errUnexpected = errors.New("unexpected compaction result")
 // whatever the size (after the upstream said the prompt was too long).
 func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []byte, force bool) outcome {
 	out := outcome{body: body, method: methodNone}
+	if !force {
+		if b, ok := s.boundOf(a, body); ok && b.tokens < b.env.trigger {
+			out.model, out.tokensBefore, out.tokensAfter = b.model, b.tokens, b.tokens
+			out.estimated, out.bounded = !b.env.counter.Exact(), true
+			return out
+		}
+	}
 	v, err := readView(a, body)
 	if err != nil {
 		out.warning = "request not read, forwarded as is: " + s.clean(err)
@@ -72,6 +95,7 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	sess := s.sessions.get(key)
 	out.tokensBefore = env.counter.Transcript(v.t)
 	out.tokensAfter = out.tokensBefore
+	s.learn(env, v)
 	if !force && out.tokensBefore < env.trigger {
 		if p := sess.prefix(); p == nil || !p.extends(v) {
 			return out
@@ -88,12 +112,10 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	if p == nil {
 		return s.compactNew(ctx, env, sess, v, force, out)
 	}
-	base := env.counter.Transcript(compact.Transcript{Tools: v.t.Tools})
-	tokens := p.tokens + base
-	for _, m := range v.t.Messages[v.firstNewMessage(p.covered):] {
-		tokens += env.counter.Message(m)
-	}
-	if !force && tokens < env.trigger {
+	tokens := p.forwardedTokens(env, v)
+	// A request with nothing new (a client's retry) goes out as it did,
+	// whatever its size: folding again what was just folded is churn.
+	if !force && (tokens < env.trigger || len(v.elems) == p.covered) {
 		elems := append(p.elements(v), v.elemBytes(p.covered)...)
 		out.body = withList(body, v.list, elems)
 		out.method, out.prefix, out.tokensAfter = methodPrefix, prefixReused, tokens
@@ -165,7 +187,7 @@ func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *vi
 // adopt makes np the session's prefix and the body to forward.
 func (s *Server) adopt(ctx context.Context, sess *session, v *view, np *prefix, res compactor.Result, out outcome) outcome {
 	np.covered = len(v.elems)
-	np.coveredHash = v.hashElems(np.covered)
+	np.coveredHash = v.hashDropped(np.covered, np.items)
 	elems := np.elements(v)
 	np.hash = hashBytes(v.api, elems)
 	out.body = withList(v.body, v.list, elems)
@@ -235,8 +257,31 @@ func (s *Server) compactView(ctx context.Context, env *modelEnv, v *view, src fu
 			return nil, res, fmt.Errorf("%w: message %d, outside the list, was dropped", errUnexpected, i)
 		}
 	}
-	np.tokens = res.Record.TokensAfter - env.counter.Transcript(compact.Transcript{Tools: v.t.Tools})
+	for k, i := range order {
+		if i < 0 {
+			np.litTokens += env.counter.Message(msgs[k])
+		}
+	}
 	return np, res, nil
+}
+
+// forwardedTokens counts v as it goes out with p: the handoff, the
+// messages of the elements p keeps and of the new ones (as the request has
+// them now), the messages beside the list, the tool definitions and the
+// reply's priming.
+func (p *prefix) forwardedTokens(env *modelEnv, v *view) int {
+	kept := p.kept()
+	n := env.counter.Transcript(compact.Transcript{Tools: v.t.Tools}) + p.litTokens
+	for i, g := range v.groups {
+		in := g[0] < 0 || g[1] > p.covered // beside the list, or new
+		for e := g[0]; !in && e < g[1]; e++ {
+			in = kept[e]
+		}
+		if in {
+			n += env.counter.Message(v.t.Messages[i])
+		}
+	}
+	return n
 }
 
 // outputOrder lists, for each message the compactor returns, the input

@@ -29,10 +29,8 @@ func TestUnderWindowByteIdentical(t *testing.T) {
 				if got := r.up.Last().Body; !bytes.Equal(got, body) {
 					t.Fatalf("forwarded body differs from the client's:\n%s\nvs\n%s", got, body)
 				}
-				// The same answer straight from the upstream.
-				direct := directPost(t, r.upSrv.URL+apiPaths[api], body)
-				if !bytes.Equal(answer, direct) {
-					t.Fatalf("answer differs from the upstream's:\n%s\nvs\n%s", answer, direct)
+				if sent := r.up.Last().Response; !bytes.Equal(answer, sent) {
+					t.Fatalf("answer differs from the upstream's:\n%s\nvs\n%s", answer, sent)
 				}
 				if r.summary.calls.Load() != 0 {
 					t.Fatal("the summarizer was called under the threshold")
@@ -117,15 +115,6 @@ func checkCompacted(t *testing.T, api servetest.API, sent, got []byte) {
 	if !bytes.Equal(out[len(out)-1], in[len(in)-1]) {
 		t.Fatal("the last element is not the client's last")
 	}
-}
-
-func directPost(t *testing.T, url string, body []byte) []byte {
-	t.Helper()
-	resp, err := httpPost(url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 // A stable prefix across 20 growing requests: each request is forwarded
@@ -241,4 +230,39 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A client may change elements the prefix keeps (it appends to its last
+// message, moves a cache breakpoint): the prefix still holds, with the
+// element as the client has it now. A change to an element the handoff
+// summarized voids the prefix: the request is compacted afresh.
+func TestPrefixFollowsKeptElements(t *testing.T) {
+	r := newRig(t)
+	turns := conversation(60, 8)
+	first := request(servetest.Chat, gptModel, turns[:100], false)
+	r.post(t, apiPaths[servetest.Chat], first, nil)
+	if r.summary.calls.Load() != 1 {
+		t.Fatal("the first request was not compacted")
+	}
+	// The last element, kept in the tail, changes; one turn is added.
+	edited := append([]turn(nil), turns[:101]...)
+	edited[99].text += "\n(output truncated by the agent)"
+	r.post(t, apiPaths[servetest.Chat], request(servetest.Chat, gptModel, edited, false), nil)
+	if r.summary.calls.Load() != 1 {
+		t.Fatal("a change to a kept element made a new compaction")
+	}
+	out, _ := split(t, servetest.Chat, r.up.Last().Body)
+	if !bytes.Contains(out[len(out)-2], []byte("(output truncated by the agent)")) {
+		t.Fatal("the kept element was not forwarded as the client has it now")
+	}
+	if countHandoffs(readForwarded(t, servetest.Chat, r.up.Last().Body)) != 1 {
+		t.Fatal("not forwarded with the stored handoff")
+	}
+	// An element the handoff summarized changes.
+	rewritten := append([]turn(nil), edited...)
+	rewritten[10].text = "a different file body"
+	r.post(t, apiPaths[servetest.Chat], request(servetest.Chat, gptModel, rewritten, false), nil)
+	if r.summary.calls.Load() != 2 {
+		t.Fatalf("%d summarizer calls: a changed dropped element must be summarized again", r.summary.calls.Load())
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/redact"
@@ -67,8 +69,8 @@ type Config struct {
 	Models *tokens.Models
 
 	// Store keeps compacted prefixes across restarts and proxies; nil
-	// keeps them in memory only. Open it in redacting mode: the proxy
-	// writes the compacted transcript to it.
+	// keeps them in memory only. The proxy writes each compaction to it
+	// (the compacted transcript, redacted, and its record).
 	Store checkpoint.Store
 	// AuthToken, when set, is required of every request but /healthz, in
 	// AuthHeader or Proxy-Authorization.
@@ -98,11 +100,15 @@ type Server struct {
 
 	envMu sync.Mutex
 	envs  map[string]*modelEnv
+	// counts caches the tokens of list elements, for the bound that
+	// lets most requests through unread.
+	counts *countCache
 }
 
 // New returns a Server configured by cfg.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, metrics: newMetrics(), envs: map[string]*modelEnv{}, store: cfg.Store, models: cfg.Models}
+	s := &Server{cfg: cfg, metrics: newMetrics(), envs: map[string]*modelEnv{}, store: cfg.Store, models: cfg.Models,
+		counts: newCountCache(maxCachedCounts)}
 	if s.models == nil {
 		s.models = tokens.DefaultModels()
 	}
@@ -202,6 +208,8 @@ type modelEnv struct {
 	counter *tokens.Counter
 	cfg     compactor.Config
 	trigger int
+	// salt tells the model's cached counts from another's.
+	salt uint64
 }
 
 // compactor returns a compactor for one compaction, forced or not, with a
@@ -218,6 +226,9 @@ func (e *modelEnv) compactor(force bool) (*compactor.Compactor, error) {
 	}
 	return compactor.New(cfg)
 }
+
+// maxCachedCounts bounds the element counts cached (about 40 bytes each).
+const maxCachedCounts = 1 << 18
 
 // maxEnvs bounds the models whose settings are kept: model names come
 // from clients.
@@ -252,29 +263,18 @@ func (s *Server) env(model string) (*modelEnv, error) {
 	if cfg.TriggerTokens > cfg.Window-cfg.OutputReserve {
 		cfg.TriggerTokens = 0
 	}
-	if _, err := compactor.New(cfg); err != nil { // checks the settings once
+	c, err := compactor.New(cfg) // checks the settings once
+	if err != nil {
 		return nil, err
 	}
-	e = &modelEnv{counter: counter, cfg: cfg}
-	e.trigger = triggerTokens(cfg)
+	e = &modelEnv{counter: counter, cfg: cfg, salt: rand.Uint64()}
+	_, e.trigger, _ = c.NeedsCompaction(compact.Transcript{})
 	s.envMu.Lock()
 	if len(s.envs) < maxEnvs {
 		s.envs[model] = e
 	}
 	s.envMu.Unlock()
 	return e, nil
-}
-
-// triggerTokens is the prompt size at which the compactor compacts.
-func triggerTokens(c compactor.Config) int {
-	if c.TriggerTokens > 0 {
-		return c.TriggerTokens
-	}
-	th := c.Threshold
-	if th == 0 {
-		th = compactor.DefaultThreshold
-	}
-	return int(th * float64(c.Window-c.OutputReserve))
 }
 
 // ServeHTTP serves /healthz and /metrics, compacts requests to the three
@@ -399,7 +399,7 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", a.name),
 		slog.String("session", o.session), slog.String("model", o.model), slog.Int("status", rw.code()),
 		slog.Int("tokens_before", o.tokensBefore), slog.Int("tokens_after", o.tokensAfter),
-		slog.Bool("estimated", o.estimated), slog.String("compaction", o.method),
+		slog.String("counted", o.counted()), slog.String("compaction", o.method),
 	}
 	if o.prefix != "" {
 		attrs = append(attrs, slog.String("prefix", o.prefix))

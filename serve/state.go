@@ -16,24 +16,39 @@ import (
 // upstream sees the same bytes again and its prompt cache holds.
 type prefix struct {
 	// covered is how many of the client's list elements the prefix
-	// replaces, and coveredHash their hash (view.hashElems).
+	// replaces, and coveredHash the hash of those it dropped (see
+	// view.hashDropped): the kept ones are taken from each request as it
+	// comes, so a client may change them (Anthropic's moving cache
+	// breakpoints, a last message it appends to) without voiding the
+	// handoff, which depends only on the dropped ones.
 	covered     int
 	coveredHash string
 	// items are the prefix's elements in order: an index into the client's
 	// list (>= 0), or -1-k for lits[k].
 	items []int
 	lits  [][]byte
-	// tokens counts the prefix's messages, without the tool definitions
-	// and reply priming that every request adds.
-	tokens int
+	// litTokens counts the literal elements' messages (the handoff).
+	litTokens int
 	// hash identifies the prefix's bytes (volatile members left out), to
 	// tell a repeated prefix from a new one.
 	hash string
 }
 
-// extends reports whether v repeats the elements p covers.
+// extends reports whether v repeats the elements p dropped, where it
+// dropped them.
 func (p *prefix) extends(v *view) bool {
-	return v.hasList && len(v.elems) >= p.covered && v.hashElems(p.covered) == p.coveredHash
+	return v.hasList && len(v.elems) >= p.covered && v.hashDropped(p.covered, p.items) == p.coveredHash
+}
+
+// kept reports which of the first covered elements p keeps.
+func (p *prefix) kept() []bool {
+	k := make([]bool, p.covered)
+	for _, it := range p.items {
+		if it >= 0 && it < p.covered {
+			k[it] = true
+		}
+	}
+	return k
 }
 
 // elements returns the prefix's elements, taking kept ones from v.

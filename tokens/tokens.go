@@ -2,9 +2,10 @@
 // OpenAI's o200k_base and cl100k_base encodings, offline, and by a
 // content-aware estimate for other models.
 //
-// The exact encodings are compiled into the binary and built on first use
-// (a few milliseconds, about 5 MB of heap for o200k_base); nothing is ever
-// downloaded. Counts equal tiktoken's. A Counter adds the chat format's
+// The exact encodings are compiled into the binary as rank tables laid out
+// for lookups in place, so getting one builds nothing and allocates nothing:
+// a first count maps in only the pages of the table it reads. Nothing is
+// ever downloaded. Counts equal tiktoken's. A Counter adds the chat format's
 // overhead per message, prices tool calls, tool definitions and images,
 // and caches per-message counts by content, so that re-counting a
 // transcript that grew by one message costs one tokenization.
@@ -63,12 +64,12 @@ func WithThinking() Option { return func(o *options) { o.thinking = true } }
 // estimator (Model().Unknown and Estimated are true); an error means an
 // unusable option, such as an unknown encoding.
 func ForModel(name string, opts ...Option) (*Counter, error) {
-	o := options{models: defaultModels, cache: sharedCache}
+	o := options{cache: sharedCache}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.models == nil {
-		o.models = defaultModels
+		o.models = defaultModels()
 	}
 	m, _ := o.models.Lookup(name)
 	if o.encoding != "" {
@@ -179,6 +180,13 @@ func (c *Counter) Transcript(t compact.Transcript) int {
 	return c.CountMessages(t.Messages, t.Tools)
 }
 
+// OpaqueTokens estimates the tokens of content only its provider can read
+// (compact.PartOpaque): a quarter of its length, the size of text of that
+// many bytes. Nothing better is known of encrypted compaction items; the
+// estimate errs high, so a window is not overrun, and callers that report
+// counts say that this part is estimated.
+func OpaqueTokens(payload string) int { return (len(payload) + 3) / 4 }
+
 // Chat format overheads, from OpenAI's cookbook (see CountMessages).
 const (
 	perMessage   = 3
@@ -210,6 +218,8 @@ func (c *Counter) countMessage(m compact.Message) int {
 			if p.Image != nil {
 				n += imageTokens(p.Image, c.model.Provider)
 			}
+		case compact.PartOpaque:
+			n += OpaqueTokens(p.Text)
 		default:
 			n += c.raw(p.Text)
 			text = text || p.Text != ""

@@ -13,7 +13,6 @@ import (
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/redact"
-	"github.com/compactkit/compact/tokens"
 )
 
 const compactUsage = "compact [flags] [FILE|-]"
@@ -54,6 +53,8 @@ type compactOptions struct {
 	session         string
 	checkpointPlain bool
 	redactKept      bool
+	// how the input is read (--skip-bad-lines, --strict-utf8)
+	read *readFlags
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
@@ -92,7 +93,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
-	t, err := format.Read(in, in.name, "")
+	t, _, err := readInput(e, in, in.name, "", o.read)
 	if err != nil {
 		return badInput(err)
 	}
@@ -124,10 +125,6 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		rep.Checkpoint = id
-	}
-	if !knownModel(c.Config()) {
-		rep.Warnings = append([]string{fmt.Sprintf("unknown model %q: the %d-token window is --window's and counts are estimates",
-			o.model, rep.Window)}, rep.Warnings...)
 	}
 	if cerr != nil {
 		// The report says what failed; nothing else is written.
@@ -262,16 +259,6 @@ type compactReport struct {
 	Plan         compactor.Plan     `json:"plan"`
 	// summaryErr is the LLM's failure when the fallback replaced it.
 	summaryErr error
-}
-
-// knownModel reports whether cfg's model table knows its model.
-func knownModel(cfg compactor.Config) bool {
-	models := cfg.Models
-	if models == nil {
-		models = tokens.DefaultModels()
-	}
-	_, ok := models.Lookup(cfg.Model)
-	return ok
 }
 
 func newCompactReport(input string, o *compactOptions, cfg compactor.Config, res *compactor.Result, err error) *compactReport {

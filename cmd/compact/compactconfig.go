@@ -17,6 +17,7 @@ import (
 // the ones the main command and "compact batch" share, so both parse them
 // the same way. Output flags (-o, --report, --handoff) are each command's own.
 func compactionFlags(fs *flag.FlagSet, o *compactOptions) {
+	o.read = addReadFlags(fs)
 	fs.StringVar(&o.model, "model", compactor.DefaultModel, "model the transcript is sent to; sets the window, output reserve and tokenizer")
 	fs.IntVar(&o.window, "window", 0, "context window in tokens, overriding the model table")
 	fs.Float64Var(&o.threshold, "threshold", compactor.DefaultThreshold, "compact at this share of (window - output reserve)")
@@ -53,6 +54,13 @@ func (o *compactOptions) config(e *env) (compactor.Config, error) {
 	}
 	if cfg.Models, err = modelTable(e, ""); err != nil {
 		return cfg, err
+	}
+	table := cfg.Models
+	if table == nil {
+		table = tokens.DefaultModels()
+	}
+	if _, known := table.Lookup(o.model); !known && o.window == 0 {
+		return cfg, usageErrorf("--model %q: the model table does not know it; give --window N (counts are then estimated) or add the model with COMPACT_MODELS", o.model)
 	}
 	// One redactor for the compaction and the LLM's errors, which masks the
 	// API key wherever it turns up: a provider may echo it.

@@ -12,14 +12,16 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// Request is one request the upstream received.
+// Request is one request the upstream received, and the answer it sent.
 type Request struct {
-	Path   string
-	Header http.Header
-	Body   []byte
+	Path     string
+	Header   http.Header
+	Body     []byte
+	Response []byte
 }
 
 // Reply is what the upstream answers: text, and tool calls the client
@@ -62,6 +64,7 @@ type Upstream struct {
 
 	mu       sync.Mutex
 	requests []Request
+	answers  atomic.Int64
 }
 
 // Requests returns the requests received so far.
@@ -91,8 +94,34 @@ func (u *Upstream) Reset() {
 func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	u.mu.Lock()
+	k := len(u.requests)
 	u.requests = append(u.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	u.mu.Unlock()
+	tee := &teeWriter{ResponseWriter: w}
+	defer func() {
+		u.mu.Lock()
+		if k < len(u.requests) {
+			u.requests[k].Response = tee.b.Bytes()
+		}
+		u.mu.Unlock()
+	}()
+	u.serve(tee, r, body)
+}
+
+// teeWriter keeps a copy of what is written.
+type teeWriter struct {
+	http.ResponseWriter
+	b bytes.Buffer
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) {
+	t.b.Write(p)
+	return t.ResponseWriter.Write(p)
+}
+
+func (t *teeWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+func (u *Upstream) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 
 	var api API
 	switch r.URL.Path {
@@ -128,12 +157,15 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	usage := len(body) / 4
+	// Every answer has ids of its own: clients merge the blocks of one
+	// message id (Claude Code) and may drop repeated item ids.
+	id := fmt.Sprintf("scripted%04d", u.answers.Add(1))
 	if req.Stream {
-		u.stream(w, api, req.Model, reply, usage)
+		u.stream(w, api, id, req.Model, reply, usage)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(jsonAnswer(api, req.Model, reply, usage))
+	w.Write(jsonAnswer(api, id, req.Model, reply, usage))
 }
 
 func writeAPIError(w http.ResponseWriter, api API, status int, msg string) {
@@ -159,7 +191,7 @@ func mustJSON(v any) []byte {
 }
 
 // jsonAnswer is a whole, unstreamed answer.
-func jsonAnswer(api API, model string, r Reply, usage int) []byte {
+func jsonAnswer(api API, id, model string, r Reply, usage int) []byte {
 	switch api {
 	case Chat:
 		msg := map[string]any{"role": "assistant", "content": r.Text}
@@ -171,17 +203,17 @@ func jsonAnswer(api API, model string, r Reply, usage int) []byte {
 			}
 			msg["tool_calls"], finish = calls, "tool_calls"
 		}
-		return mustJSON(map[string]any{"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1700000000, "model": model,
+		return mustJSON(map[string]any{"id": "chatcmpl-" + id, "object": "chat.completion", "created": 1700000000, "model": model,
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 			"usage":   map[string]int{"prompt_tokens": usage, "completion_tokens": len(r.Text) / 4, "total_tokens": usage + len(r.Text)/4}})
 	case Responses:
-		return mustJSON(responseObject(model, r, usage, "completed"))
+		return mustJSON(responseObject(id, model, r, usage, "completed"))
 	default:
 		stop := "end_turn"
 		if len(r.ToolCalls) > 0 {
 			stop = "tool_use"
 		}
-		return mustJSON(map[string]any{"id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
+		return mustJSON(map[string]any{"id": "msg_" + id, "type": "message", "role": "assistant", "model": model,
 			"content": anthropicBlocks(r), "stop_reason": stop, "stop_sequence": nil,
 			"usage": map[string]int{"input_tokens": usage, "output_tokens": len(r.Text) / 4}})
 	}
@@ -198,32 +230,32 @@ func anthropicBlocks(r Reply) []any {
 	return blocks
 }
 
-func responseItems(r Reply, status string) []any {
+func responseItems(id string, r Reply, status string) []any {
 	var items []any
 	if r.Text != "" || len(r.ToolCalls) == 0 {
-		items = append(items, map[string]any{"type": "message", "id": "msg_scripted", "role": "assistant", "status": status,
+		items = append(items, map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": status,
 			"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}})
 	}
 	for i, c := range r.ToolCalls {
-		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", i), "call_id": c.ID,
+		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%s_%d", id, i), "call_id": c.ID,
 			"name": c.Name, "arguments": c.Arguments, "status": status})
 	}
 	return items
 }
 
-func responseObject(model string, r Reply, usage int, status string) map[string]any {
+func responseObject(id, model string, r Reply, usage int, status string) map[string]any {
 	out := []any{}
 	if status == "completed" {
-		out = responseItems(r, status)
+		out = responseItems(id, r, status)
 	}
-	return map[string]any{"id": "resp_scripted", "object": "response", "created_at": 1700000000, "status": status,
+	return map[string]any{"id": "resp_" + id, "object": "response", "created_at": 1700000000, "status": status,
 		"model": model, "output": out, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 		"usage": map[string]any{"input_tokens": usage, "output_tokens": len(r.Text) / 4, "total_tokens": usage + len(r.Text)/4,
 			"input_tokens_details": map[string]int{"cached_tokens": 0}, "output_tokens_details": map[string]int{"reasoning_tokens": 0}}}
 }
 
 // stream writes the answer as the API's server-sent events, flushing each.
-func (u *Upstream) stream(w http.ResponseWriter, api API, model string, r Reply, usage int) {
+func (u *Upstream) stream(w http.ResponseWriter, api API, id, model string, r Reply, usage int) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -249,7 +281,7 @@ func (u *Upstream) stream(w http.ResponseWriter, api API, model string, r Reply,
 	switch api {
 	case Chat:
 		chunk := func(delta map[string]any, finish any) map[string]any {
-			return map[string]any{"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1700000000, "model": model,
+			return map[string]any{"id": "chatcmpl-" + id, "object": "chat.completion.chunk", "created": 1700000000, "model": model,
 				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 		}
 		send("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
@@ -271,9 +303,9 @@ func (u *Upstream) stream(w http.ResponseWriter, api API, model string, r Reply,
 			seq++
 			send(typ, fields)
 		}
-		ev("response.created", map[string]any{"response": responseObject(model, r, usage, "in_progress")})
-		ev("response.in_progress", map[string]any{"response": responseObject(model, r, usage, "in_progress")})
-		items := responseItems(r, "completed")
+		ev("response.created", map[string]any{"response": responseObject(id, model, r, usage, "in_progress")})
+		ev("response.in_progress", map[string]any{"response": responseObject(id, model, r, usage, "in_progress")})
+		items := responseItems(id, r, "completed")
 		for i, it := range items {
 			item := it.(map[string]any)
 			if item["type"] == "message" {
@@ -293,9 +325,9 @@ func (u *Upstream) stream(w http.ResponseWriter, api API, model string, r Reply,
 			}
 			ev("response.output_item.done", map[string]any{"output_index": i, "item": item})
 		}
-		ev("response.completed", map[string]any{"response": responseObject(model, r, usage, "completed")})
+		ev("response.completed", map[string]any{"response": responseObject(id, model, r, usage, "completed")})
 	default:
-		send("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_scripted", "type": "message",
+		send("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_" + id, "type": "message",
 			"role": "assistant", "model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 			"usage": map[string]int{"input_tokens": usage, "output_tokens": 1}}})
 		index := 0
