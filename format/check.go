@@ -97,7 +97,7 @@ func lineAt(data []byte, n int) []byte {
 func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 	parent := map[string]string{}
 	lineOf := map[string]int{}
-	results := map[string]bool{} // records holding tool results
+	results := map[string]bool{}  // records holding tool results
 	msgIDs := map[string]string{} // record -> its API message's id
 	var order []string
 	last := ""
