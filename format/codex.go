@@ -233,7 +233,8 @@ func (c *cxReader) add(raw []byte, n int) error {
 func (c *cxReader) record(typ string, raw []byte, marker bool) {
 	c.open = false
 	c.order = append(c.order, cxRef{i: len(c.recs)})
-	c.recs = append(c.recs, compact.Record{At: len(c.msgs), Type: typ, Raw: raw, Marker: marker})
+	c.recs = append(c.recs, compact.Record{At: len(c.msgs), Type: typ, Raw: raw, Marker: marker,
+		State: typ == cxSessionMeta || typ == cxTurnContext})
 }
 
 func (c *cxReader) message(m compact.Message, meta cxMeta, open bool) {
