@@ -39,6 +39,12 @@ const (
 	PartThinking   PartType = "thinking" // reasoning the model showed (or summarised)
 	PartToolCall   PartType = "tool_call"
 	PartToolResult PartType = "tool_result"
+	// PartOpaque is content only its provider can read: a provider's own
+	// compaction (an OpenAI Responses or Codex compaction item's
+	// encrypted_content, an Anthropic compaction block). Text holds it as
+	// the source has it. It is never shown to a model or a summarizer as
+	// text, and counters estimate its tokens.
+	PartOpaque PartType = "opaque"
 )
 
 // Part is one piece of a message's content. Which fields are set depends on

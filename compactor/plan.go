@@ -104,6 +104,16 @@ func (l *layout) sum(from, to int) int {
 	return s
 }
 
+// holdsOpaque reports whether m holds content only its provider can read.
+func holdsOpaque(m *compact.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type == compact.PartOpaque {
+			return true
+		}
+	}
+	return false
+}
+
 func isSystem(m *compact.Message) bool {
 	return m.Role == compact.RoleSystem || m.Role == compact.RoleDeveloper
 }
@@ -156,10 +166,13 @@ func (cfg *Config) plan(l *layout) Plan {
 
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		m := &l.msgs[i]
-		if m.IsSummary() || l.grouped[i] {
+		opaque := holdsOpaque(m)
+		if m.IsSummary() && !opaque || l.grouped[i] {
 			continue
 		}
-		if i == latestAsk || (isSystem(m) && !cfg.SummarizeSystemNotes) {
+		// A provider's own compaction (compact.PartOpaque) cannot be read,
+		// so it cannot be folded into the handoff: it is kept.
+		if i == latestAsk || (isSystem(m) && !cfg.SummarizeSystemNotes) || opaque {
 			p.Pinned = append(p.Pinned, i)
 			p.PinnedTokens += l.counts[i]
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -26,7 +27,7 @@ func init() {
 		Name:        Anthropic,
 		Description: `Anthropic Messages: {"system", "messages", "tools"}, or a bare array of messages`,
 		Sniff:       sniffAnthropic,
-		Read:        readAnthropic,
+		read:        readAnthropic,
 		Write:       writeAnthropic,
 	})
 }
@@ -63,7 +64,8 @@ type anBlock struct {
 	Title     string          `json:"title"`
 }
 
-func readAnthropic(r io.Reader, name string) (compact.Transcript, error) {
+func readAnthropic(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `an Anthropic Messages request {"system", "messages"} or an array of messages`
 	doc, err := readJSONDoc(r, name, Anthropic, expected, "messages")
 	if err != nil {
@@ -152,6 +154,9 @@ func decodeAnthropicMessage(raw json.RawMessage, index int) (compact.Message, er
 		return m, &recordError{msg: err.Error()}
 	}
 	m.Parts = parts
+	// A message holding the API's compaction block summarises what came
+	// before it.
+	m.Summary = slices.ContainsFunc(parts, func(p compact.Part) bool { return p.Type == compact.PartOpaque })
 	keepSource(&m, Anthropic, index, o.ID, raw)
 	return m, nil
 }
@@ -187,6 +192,15 @@ func anthropicBlockParts(raw json.RawMessage) ([]compact.Part, error) {
 		return []compact.Part{{Type: compact.PartThinking, Text: b.Thinking}}, nil
 	case "redacted_thinking": // encrypted: only the source record carries it
 		return []compact.Part{{Type: compact.PartThinking}}, nil
+	case "compaction":
+		// The API's own compaction (context_management compact_*): the
+		// summary it continues from, kept as the API gave it and never
+		// read as text.
+		content, ok := jsonscan.Unquote([]byte(bytes.TrimSpace(b.Content)))
+		if !ok && b.Text != nil {
+			content = *b.Text
+		}
+		return []compact.Part{{Type: compact.PartOpaque, Text: content}}, nil
 	case "tool_use", "server_tool_use", "mcp_tool_use":
 		return []compact.Part{{Type: compact.PartToolCall,
 			ToolCall: &compact.ToolCall{ID: b.ID, Name: b.Name, Arguments: compactJSON(b.Input)}}}, nil

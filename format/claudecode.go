@@ -3,8 +3,10 @@ package format
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -29,9 +31,15 @@ import (
 //     A file with no boundary but an isCompactSummary record (exports that
 //     leave out system records, such as the {"loglines": [...]} export)
 //     starts its live context at the last such summary.
-//   - One API message that Claude Code split over several consecutive
-//     "assistant" records (one per content block, same message.id) is one
-//     Message whose Source.Records holds every line, in order.
+//   - One API message that Claude Code split over several "assistant"
+//     records (one per content block, same message.id) is one Message whose
+//     Source.Records holds every line, in order, the metadata records
+//     written between them (progress, file-history-snapshot,
+//     queue-operation, …) included, so that writing it back keeps the
+//     lines where they were.
+//   - A conversation record written a second time (same uuid) is read
+//     once; the copy is kept as a Record of Type "duplicate", with a
+//     warning.
 //   - Tool results ride in "user" records as tool_result blocks: they become
 //     tool-result parts (CallID = tool_use_id, IsError = is_error) of a user
 //     message, as in the Anthropic API.
@@ -45,10 +53,16 @@ import (
 //   - Sidechain records (isSidechain: true, a sub-agent's own conversation
 //     that older versions wrote into the main file) are not part of the main
 //     context: they are kept as Records of Type "sidechain".
-//   - Lines that are valid JSON but not a readable record (not an object, a
-//     message that is not an object or has no content) are kept as Records
-//     of Type "unknown" or "invalid" rather than failing the whole file; a
-//     line that is not valid JSON (a truncated last line) is an *Error.
+//   - Lines that are valid JSON but not a record (not an object, no type)
+//     are kept as Records of Type "unknown", records of a type the reader
+//     does not know as Records of that type, and user or assistant records
+//     that carry no message content (no message object, no content) as
+//     Records of Type "invalid", each with a WarnUnread warning. A message
+//     whose content or a field has a type no message has (a number for
+//     content, a string for a flag) is damage: an *Error naming the line
+//     and the field, as is a line that is not valid JSON (a truncated last
+//     line); ReadOptions.SkipBadLines skips such lines with a warning
+//     instead.
 //
 // Rewound branches (several children of one parentUuid) are read in file
 // order; the corpus of real sessions has none, and Claude Code's own chain
@@ -59,7 +73,7 @@ func init() {
 		Name:        ClaudeCode,
 		Description: `Claude Code session JSONL (~/.claude/projects/*/*.jsonl) and its {"loglines": [...]} export`,
 		Sniff:       sniffClaudeCode,
-		Read:        readClaudeCode,
+		read:        readClaudeCode,
 		Write:       writeClaudeCode,
 	})
 }
@@ -110,6 +124,7 @@ const (
 	ccCompactBoundary = "compact_boundary"
 	ccSidechain       = "sidechain" // Record.Type of sidechain records
 	ccInvalid         = "invalid"   // Record.Type of message records that cannot be read as messages
+	ccDuplicate       = "duplicate" // Record.Type of a conversation record written a second time
 	ccUnknown         = "unknown"   // Record.Type of lines that are not records
 )
 
@@ -171,20 +186,18 @@ func ccRecordScore(rec []byte) int {
 	return 0
 }
 
-func readClaudeCode(r io.Reader, name string) (compact.Transcript, error) {
+func readClaudeCode(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
 	}
 	head, _ := br.Peek(min(br.Size(), 4096))
 	if fields, _ := jsonscan.Members(bytes.TrimPrefix(head, utf8BOM)); len(fields) > 0 && fields[0].Key == "loglines" {
-		return readClaudeCodeExport(br, name)
+		return readClaudeCodeExport(br, rs)
 	}
-	c := ccReader{boundary: -1, lastSummary: -1}
-	err := lines(br, func(line []byte, n int) error {
-		if n == 1 {
-			line = bytes.TrimPrefix(line, utf8BOM)
-		}
+	c := newCCReader(rs)
+	err := rs.lines(br, func(line []byte, n int) error {
 		if err := c.add(bytes.Clone(line), n); err != nil {
 			return jsonError(name, ClaudeCode, n, err, "a Claude Code session record (one JSON object per line)")
 		}
@@ -200,7 +213,8 @@ func readClaudeCode(r io.Reader, name string) (compact.Transcript, error) {
 	return c.transcript(), nil
 }
 
-func readClaudeCodeExport(r io.Reader, name string) (compact.Transcript, error) {
+func readClaudeCodeExport(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `a Claude Code export {"loglines": [records]}`
 	doc, err := readWholeDoc(r, name, ClaudeCode, expected)
 	if err != nil {
@@ -210,10 +224,10 @@ func readClaudeCodeExport(r io.Reader, name string) (compact.Transcript, error) 
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: ClaudeCode, Offset: -1, Msg: "expected " + expected}
 	}
-	c := ccReader{boundary: -1, lastSummary: -1}
+	c := newCCReader(rs)
 	for i, e := range d.elems {
-		if err := c.add(e, i); err != nil {
-			return compact.Transcript{}, jsonError(name, ClaudeCode, 0, err, "a Claude Code record in loglines")
+		if err := c.add(e, 0); err != nil {
+			return compact.Transcript{}, jsonError(name, ClaudeCode, 0, fmt.Errorf("loglines[%d]: %w", i, err), "a Claude Code record in loglines")
 		}
 	}
 	t := c.transcript()
@@ -232,13 +246,37 @@ type ccItem struct {
 }
 
 type ccReader struct {
+	rs          *readState
 	items       []ccItem
 	boundary    int // item index of the last compact_boundary, -1 when none
 	lastSummary int // item index of the last isCompactSummary message
+	uuids       map[string]bool
+	// open is the item index of the assistant message whose next record
+	// (same message.id) may still follow, -1 when none; pending holds the
+	// metadata records read since, which join that message when it
+	// continues (Claude Code writes progress and snapshot records between
+	// the records of one streamed message).
+	open    int
+	pending []ccItem
 }
 
-// add reads one record. It returns an error only for bytes that are not
-// JSON; everything that parses is kept, as a message or a record.
+func newCCReader(rs *readState) *ccReader {
+	return &ccReader{rs: rs, boundary: -1, lastSummary: -1, open: -1, uuids: map[string]bool{}}
+}
+
+// ccKnownTypes are the record types Claude Code writes besides user and
+// assistant messages: metadata, kept as records and read as such. A type
+// not listed is kept too, with a warning that it was not read.
+var ccKnownTypes = map[string]bool{
+	ccSystem: true, ccSummary: true, "file-history-snapshot": true, "file-history-delta": true,
+	"progress": true, "queue-operation": true, "attachment": true, "custom-title": true,
+	"last-prompt": true, "pr-link": true, "agent-name": true, "tag": true,
+}
+
+// add reads one record. It fails on bytes that are not JSON and on a
+// conversation record whose fields have the wrong type (naming the
+// field); everything else is kept, as a message or a record. pos is the
+// line number (0 in an export).
 func (c *ccReader) add(raw []byte, pos int) error {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
@@ -246,6 +284,7 @@ func (c *ccReader) add(raw []byte, pos int) error {
 			var v any
 			return json.Unmarshal(t, &v)
 		}
+		c.rs.unreadRecord(pos, ccUnknown, "not a JSON object")
 		c.record(ccUnknown, raw, false)
 		return nil
 	}
@@ -255,68 +294,113 @@ func (c *ccReader) add(raw []byte, pos int) error {
 		if !errors.As(err, &typ) {
 			return err
 		}
+		if h.Type == ccUser || h.Type == ccAssistant {
+			return err // names the field
+		}
+		c.rs.unreadRecord(pos, cmp.Or(h.Type, ccInvalid), "field "+typ.Field+" has a "+typ.Value)
 		c.record(ccInvalid, raw, false)
 		return nil
 	}
+	conversation := h.Type == ccUser || h.Type == ccAssistant || (h.Type == ccSummary && h.Message.First() == '{')
 	switch {
+	case conversation && h.UUID != "" && c.uuids[h.UUID] && !h.IsSidechain:
+		c.rs.warn(Warning{Line: pos, Offset: -1, Kind: WarnDuplicate, Record: h.Type,
+			Msg: fmt.Sprintf("record %s was written before; read once, the copy kept as a %q record", h.UUID, ccDuplicate)})
+		c.record(ccDuplicate, raw, false)
 	case h.IsSidechain:
 		c.record(ccSidechain, raw, false)
-	case h.Type == ccUser || h.Type == ccAssistant || (h.Type == ccSummary && h.Message.First() == '{'):
-		if !c.message(&h, raw, pos) {
-			c.record(ccInvalid, raw, false)
+	case conversation:
+		read, err := c.message(&h, raw, pos)
+		if err != nil {
+			return err
+		}
+		if read && h.UUID != "" {
+			c.uuids[h.UUID] = true
 		}
 	case h.Type == ccSystem:
 		typ := h.Subtype
 		if typ == "" {
 			typ = ccSystem
 		}
+		c.close()
 		if typ == ccCompactBoundary {
 			c.boundary = len(c.items)
 		}
 		c.record(typ, raw, typ == ccCompactBoundary)
 	case h.Type == ccSummary:
+		c.close()
 		c.record(ccSummary, raw, true)
 	case h.Type == "":
+		c.rs.unreadRecord(pos, ccUnknown, "it has no type")
 		c.record(ccUnknown, raw, false)
 	default:
+		if !ccKnownTypes[h.Type] {
+			c.rs.unreadRecord(pos, h.Type, "a record type this reader does not know")
+		}
 		c.record(h.Type, raw, false)
 	}
 	return nil
 }
 
+// record keeps a non-message record: pending while an assistant message
+// may continue, else in place.
 func (c *ccReader) record(typ string, raw []byte, marker bool) {
-	c.items = append(c.items, ccItem{rec: compact.Record{Type: typ, Raw: raw, Marker: marker}})
+	it := ccItem{rec: compact.Record{Type: typ, Raw: raw, Marker: marker}}
+	if c.open >= 0 && !marker {
+		c.pending = append(c.pending, it)
+		return
+	}
+	c.items = append(c.items, it)
 }
 
-// message reads a conversation record; false when it cannot be read as a
-// message (its message is not an object or has no content).
-func (c *ccReader) message(h *ccHeader, raw []byte, pos int) bool {
-	if h.Message.First() != '{' {
-		return false
-	}
+// close ends the open assistant message: the records held back take their
+// places after it.
+func (c *ccReader) close() {
+	c.items = append(c.items, c.pending...)
+	c.pending, c.open = c.pending[:0], -1
+}
+
+// message reads a conversation record. A record whose message or content
+// has the wrong type is an error naming the field.
+func (c *ccReader) message(h *ccHeader, raw []byte, pos int) (read bool, err error) {
 	var msg ccMessage
-	if json.Unmarshal(h.Message, &msg) != nil || msg.Content.IsNull() {
-		return false
+	if h.Message.First() == '{' {
+		if err := json.Unmarshal(h.Message, &msg); err != nil {
+			return false, fmt.Errorf("field \"message\": %w", err)
+		}
+	}
+	if msg.Content.IsNull() {
+		// No message here (a message that is not an object, a content
+		// missing): the record is read past, not taken for damage.
+		c.rs.unreadRecord(pos, h.Type, "it carries no message content")
+		c.record(ccInvalid, raw, false)
+		return false, nil
 	}
 	parts, ok := ccParts(msg.Content)
 	if !ok {
-		return false
+		return false, fmt.Errorf("field \"message.content\" is %s, expected a string or a list of content blocks", jsonscan.Describe(msg.Content))
 	}
 	role := compact.RoleUser
 	if h.Type == ccAssistant || msg.Role == ccAssistant {
 		role = compact.RoleAssistant
 	}
 	// Claude Code writes one record per content block of a streamed API
-	// message; consecutive records sharing message.id are one message.
-	if role == compact.RoleAssistant && msg.ID != "" && len(c.items) > 0 {
-		last := &c.items[len(c.items)-1]
-		if last.msg != nil && last.msgID == msg.ID {
+	// message; records sharing message.id are one message, whatever
+	// metadata records sit between them.
+	if role == compact.RoleAssistant && msg.ID != "" && c.open >= 0 {
+		if last := &c.items[c.open]; last.msgID == msg.ID {
+			for _, p := range c.pending {
+				last.msg.Source.Records = append(last.msg.Source.Records, p.rec.Raw)
+				last.types = append(last.types, p.rec.Type)
+			}
+			c.pending = c.pending[:0]
 			last.msg.Parts = append(last.msg.Parts, parts...)
 			last.msg.Source.Records = append(last.msg.Source.Records, raw)
 			last.types = append(last.types, h.Type)
-			return true
+			return true, nil
 		}
 	}
+	c.close()
 	m := &compact.Message{ID: h.UUID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{raw}}}
 	if role == compact.RoleUser {
 		m.Summary = h.IsCompactSummary || h.Type == ccSummary
@@ -327,16 +411,18 @@ func (c *ccReader) message(h *ccHeader, raw []byte, pos int) bool {
 		}
 	}
 	it := ccItem{msg: m, types: []string{h.Type}, pos: pos}
-	if role == compact.RoleAssistant {
+	if role == compact.RoleAssistant && msg.ID != "" {
 		it.msgID = msg.ID
+		c.open = len(c.items)
 	}
 	c.items = append(c.items, it)
-	return true
+	return true, nil
 }
 
 // transcript assembles the live context: items after the reset point are
 // messages; messages before it are demoted to records.
 func (c *ccReader) transcript() compact.Transcript {
+	c.close()
 	reset := c.boundary
 	if reset < 0 {
 		reset = c.lastSummary

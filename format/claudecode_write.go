@@ -141,12 +141,20 @@ func ccEncodeMessage(m *compact.Message, ctx *ccContext, remap map[string]string
 		}
 		raw := jsonscan.SetMembers(tmpl, set, order, drop...)
 		first := jsonscan.LookupString(tmpl, "uuid")
+		raws := [][]byte{raw}
 		for _, rec := range m.Source.Records[1:] {
-			if u := jsonscan.LookupString(rec, "uuid"); u != "" && first != "" {
-				remap[u] = first
+			switch jsonscan.LookupString(rec, "type") {
+			case ccUser, ccAssistant, ccSummary:
+				if u := jsonscan.LookupString(rec, "uuid"); u != "" && first != "" {
+					remap[u] = first
+				}
+			default:
+				// A metadata record that sat inside the message (progress,
+				// a snapshot) stays, after it.
+				raws = append(raws, rec)
 			}
 		}
-		return ccOut{raws: [][]byte{raw}}
+		return ccOut{raws: raws}
 	}
 	return ctx.fresh(m, content)
 }

@@ -56,7 +56,7 @@ func init() {
 		Name:        Codex,
 		Description: "Codex CLI rollout JSONL (~/.codex/sessions/**/rollout-*.jsonl)",
 		Sniff:       sniffCodex,
-		Read:        readCodex,
+		read:        readCodex,
 		Write:       writeCodex,
 	})
 }
@@ -75,6 +75,9 @@ const (
 	cxResponseItem = "response_item"
 	cxEventMsg     = "event_msg"
 	cxCompacted    = "compacted"
+	// cxContextCompacted is the Record.Type of the event that marks a
+	// compaction Codex did itself.
+	cxContextCompacted = "event_msg:context_compacted"
 )
 
 // codexLine is a rollout line, decoded in one pass: the payload fields of
@@ -99,6 +102,9 @@ type codexItem struct {
 	CallID    string       `json:"call_id"`
 	Output    jsonText     `json:"output"`
 	Action    jsonscan.Raw `json:"action"`
+	Status    string       `json:"status"`
+	// compaction items
+	EncryptedContent jsonText `json:"encrypted_content"`
 	// event_msg exec_command_end, patch_apply_end
 	ExitCode *int  `json:"exit_code"`
 	Success  *bool `json:"success"`
@@ -133,9 +139,10 @@ func sniffCodex(head []byte) int {
 	return best
 }
 
-func readCodex(r io.Reader, name string) (compact.Transcript, error) {
-	c := cxReader{}
-	err := lines(r, func(line []byte, n int) error {
+func readCodex(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
+	c := cxReader{rs: rs}
+	err := rs.lines(r, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
@@ -172,11 +179,17 @@ type cxRef struct {
 // result: no copy at the end), keeping the file order of messages and
 // records only to rebuild them when a compacted line resets the history.
 type cxReader struct {
-	msgs      []compact.Message
-	meta      []cxMeta
-	recs      []compact.Record
-	order     []cxRef
-	open      bool            // the last entry is an assistant message adjacent items may join
+	msgs  []compact.Message
+	meta  []cxMeta
+	recs  []compact.Record
+	order []cxRef
+	open  bool // the last entry is an assistant message adjacent items may join
+	// pending holds the event lines read while an assistant message is
+	// open: they join it when its model turn goes on (Codex writes
+	// agent_reasoning and token_count events between the items of one
+	// turn), and take their places as records otherwise.
+	pending   []compact.Record
+	rs        *readState
 	summaries map[string]bool // messages of compacted lines
 	failed    map[string]bool // call ids whose end event reports a failure
 	line      codexLine       // decoding target, reused line after line
@@ -200,10 +213,10 @@ func (c *cxReader) add(raw []byte, n int) error {
 			return err
 		}
 		// Payloads other than items and compactions are only recorded, so a
-		// field of an unexpected type there does not matter.
+		// field of an unexpected type there does not matter; in those two
+		// it is damage, named by the error.
 		if l.Type == cxResponseItem || l.Type == cxCompacted {
-			c.record("invalid", raw, false)
-			return nil
+			return err
 		}
 	}
 	payloadType := "unknown"
@@ -213,31 +226,64 @@ func (c *cxReader) add(raw []byte, n int) error {
 	switch {
 	case l.Type == cxResponseItem:
 		if l.Payload == nil || !c.item(l.Payload, raw, n, "cx", false) {
+			if !codexMetaItems[payloadType] {
+				c.rs.unreadRecord(n, cxResponseItem+":"+payloadType, "an item this reader does not know")
+			}
 			c.record(cxResponseItem+":"+payloadType, raw, false)
 		}
 	case l.Type == cxCompacted && l.Payload != nil:
 		c.compacted(l.Payload, raw, n)
 	case l.Type == cxCompacted:
+		c.rs.unreadRecord(n, cxCompacted, "it has no payload")
 		c.record("invalid", raw, false)
 	case l.Type == cxEventMsg:
 		c.event(l.Payload)
-		c.record(cxEventMsg+":"+payloadType, raw, false)
+		// context_compacted marks a compaction Codex did itself.
+		c.record(cxEventMsg+":"+payloadType, raw, cxEventMsg+":"+payloadType == cxContextCompacted)
 	case l.Type == "":
+		c.rs.unreadRecord(n, "unknown", "it has no type")
 		c.record("unknown", raw, false)
 	default:
+		if l.Type != cxSessionMeta && l.Type != cxTurnContext {
+			c.rs.unreadRecord(n, l.Type, "a line type this reader does not know")
+		}
 		c.record(l.Type, raw, false)
 	}
 	return nil
 }
 
+// codexMetaItems are response items that are not messages and are read as
+// such: kept as records, never sent to the model as messages.
+var codexMetaItems = map[string]bool{"ghost_snapshot": true}
+
 func (c *cxReader) record(typ string, raw []byte, marker bool) {
+	rec := compact.Record{Type: typ, Raw: raw, Marker: marker, State: typ == cxSessionMeta || typ == cxTurnContext}
+	if c.open && strings.HasPrefix(typ, cxEventMsg+":") && !marker {
+		c.pending = append(c.pending, rec)
+		return
+	}
+	c.flush()
 	c.open = false
+	c.add1(rec)
+}
+
+// add1 appends one record in file order.
+func (c *cxReader) add1(rec compact.Record) {
+	rec.At = len(c.msgs)
 	c.order = append(c.order, cxRef{i: len(c.recs)})
-	c.recs = append(c.recs, compact.Record{At: len(c.msgs), Type: typ, Raw: raw, Marker: marker,
-		State: typ == cxSessionMeta || typ == cxTurnContext})
+	c.recs = append(c.recs, rec)
+}
+
+// flush puts the held event lines in place as records.
+func (c *cxReader) flush() {
+	for _, r := range c.pending {
+		c.add1(r)
+	}
+	c.pending = c.pending[:0]
 }
 
 func (c *cxReader) message(m compact.Message, meta cxMeta, open bool) {
+	c.flush()
 	c.order = append(c.order, cxRef{msg: true, i: len(c.msgs)})
 	c.msgs = append(c.msgs, m)
 	c.meta = append(c.meta, meta)
@@ -246,6 +292,7 @@ func (c *cxReader) message(m compact.Message, meta cxMeta, open bool) {
 
 // compacted applies a compacted line (see the package comment above).
 func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
+	c.flush()
 	if c.summaries == nil {
 		c.summaries = map[string]bool{}
 	}
@@ -292,6 +339,8 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 // Messages read from a replacement_history vanish instead: their items
 // already live inside the compacted record.
 func (c *cxReader) demote(keep func(*compact.Message) bool) {
+	c.flush()
+	c.open = false
 	msgs, meta, recs, order := c.msgs, c.meta, c.recs, c.order
 	c.msgs, c.meta, c.recs, c.order = nil, nil, nil, nil
 	for _, ref := range order {
@@ -307,7 +356,7 @@ func (c *cxReader) demote(keep func(*compact.Message) bool) {
 		case md.inner:
 		default:
 			for j, raw := range m.Source.Records {
-				c.record(md.types[j], raw, md.types[j] == cxCompacted)
+				c.record(md.types[j], raw, md.types[j] == cxCompacted || md.types[j] == cxContextCompacted)
 			}
 		}
 	}
@@ -323,6 +372,14 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 		typ = it.Type
 	}
 	parts, role, ok := codexParts(it)
+	for k := range parts {
+		// A web search without an id (older rollouts) gets one from its
+		// place, so each pairs with its own outcome.
+		if tc := parts[k].ToolCall; tc != nil && tc.ID == "" && it.Type == "web_search_call" {
+			tc.ID = fmt.Sprintf("%s%d-web_search", pfx, pos)
+			parts[k+1].CallID = tc.ID
+		}
+	}
 	if !ok {
 		if inner {
 			// Not a message (e.g. a ghost snapshot): it stays inside the
@@ -334,6 +391,11 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 	}
 	if role == compact.RoleAssistant && c.open && c.meta[len(c.meta)-1].inner == inner {
 		last, md := &c.msgs[len(c.msgs)-1], &c.meta[len(c.meta)-1]
+		for _, p := range c.pending {
+			last.Source.Records = append(last.Source.Records, p.Raw)
+			md.types = append(md.types, p.Type)
+		}
+		c.pending = c.pending[:0]
 		last.Parts = append(last.Parts, parts...)
 		last.Source.Records = append(last.Source.Records, src)
 		md.types = append(md.types, typ)
@@ -345,7 +407,8 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 		m.ToolCallIDs = []string{it.CallID}
 	case compact.RoleUser:
 		text := m.Text()
-		m.Summary = strings.HasPrefix(text, codexSummaryPrefix) || c.summaries[text]
+		m.Summary = strings.HasPrefix(text, codexSummaryPrefix) || c.summaries[text] ||
+			len(parts) == 1 && parts[0].Type == compact.PartOpaque
 		m.Synthetic = !m.Summary && harnessText(text)
 		markHandoff(&m)
 	}
@@ -395,6 +458,21 @@ func codexParts(it *codexItem) ([]compact.Part, compact.Role, bool) {
 			args = json.RawMessage("{}")
 		}
 		return codexCall(id, "local_shell", args), compact.RoleAssistant, true
+	case "web_search_call":
+		// A search the model ran on the server: the call and its outcome
+		// (status) are one item, so one message holds both, as Gemini
+		// CLI's calls do.
+		id := cmp.Or(it.ID, it.CallID)
+		args := json.RawMessage(it.Action)
+		if it.Action.IsNull() {
+			args = json.RawMessage("{}")
+		}
+		parts := codexCall(id, "web_search", args)
+		parts = append(parts, compact.Part{Type: compact.PartToolResult, CallID: id, Text: it.Status})
+		return parts, compact.RoleAssistant, true
+	case "compaction", "compaction_summary":
+		// The provider's own compaction: opaque, kept as it is.
+		return []compact.Part{{Type: compact.PartOpaque, Text: it.EncryptedContent.text()}}, compact.RoleUser, true
 	case "function_call_output", "custom_tool_call_output":
 		if it.Output.isString {
 			return []compact.Part{{Type: compact.PartText, Text: it.Output.s}}, compact.RoleTool, true
@@ -488,6 +566,7 @@ func (c *cxReader) event(p *codexItem) {
 }
 
 func (c *cxReader) transcript() compact.Transcript {
+	c.flush()
 	for i := range c.msgs {
 		m := &c.msgs[i]
 		if len(m.ToolCallIDs) > 0 && c.failed[m.ToolCallIDs[0]] {

@@ -96,7 +96,7 @@ func codexAppend(buf *bytes.Buffer, t *compact.Transcript) (inner bool) {
 
 // codexRereads reports whether out reads back as t's messages.
 func codexRereads(out []byte, t *compact.Transcript) bool {
-	back, err := readCodex(bytes.NewReader(out), "")
+	back, err := readCodex(bytes.NewReader(out), newReadState("", Codex, ReadOptions{}))
 	if err != nil || len(back.Messages) != len(t.Messages) {
 		return false
 	}
@@ -190,8 +190,10 @@ func codexItems(m *compact.Message) []json.RawMessage {
 				// A legacy compaction's summary becomes the user message
 				// Codex itself would rebuild from it.
 				items = append(items, codexMessageItem(compact.RoleUser, m.Parts))
-			default:
+			case jsonscan.LookupString(rec, "type") == cxResponseItem:
 				items = append(items, json.RawMessage(jsonscan.Lookup(rec, "payload")))
+			default:
+				// An event line that sat inside the model turn: not an item.
 			}
 		}
 		return items

@@ -55,6 +55,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -89,8 +90,11 @@ type Format struct {
 	// Anthropic request at 40-50); a format's own markers (a
 	// "trajectory_format", a "session_meta" line) should score 60-100.
 	Sniff func(head []byte) int
-	// Read parses the whole input. name is used in error messages only.
+	// Read parses the whole input with the default ReadOptions. name is
+	// used in error messages only.
 	Read func(r io.Reader, name string) (compact.Transcript, error)
+	// read is the reader itself, which ReadWith calls with its options.
+	read func(r io.Reader, rs *readState) (compact.Transcript, error)
 	// Write emits t in this format; nil when the format has no writer.
 	Write func(w io.Writer, t compact.Transcript) error
 }
@@ -110,14 +114,9 @@ var ErrNoWriter = errors.New("format has no writer")
 var registry []Format
 
 func register(f Format) {
-	if r := f.Read; r != nil {
-		tables := []toolTable{formatTools[f.Name], genericTools}
+	if f.read != nil {
 		f.Read = func(in io.Reader, name string) (compact.Transcript, error) {
-			t, err := r(in, name)
-			if err == nil {
-				tagTranscript(&t, tables...)
-			}
-			return t, err
+			return readFormat(f, in, name, ReadOptions{})
 		}
 	}
 	if w := f.Write; w != nil {
@@ -125,10 +124,45 @@ func register(f Format) {
 			if err := checkRawJSON(&t); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
-			return w(out, t)
+			return w(out, dropOpaque(t, f.Name))
 		}
 	}
 	registry = append(registry, f)
+}
+
+// dropOpaque leaves out of t the messages that hold nothing but another
+// format's opaque content (a provider's compaction): no other API can read
+// it, as no API accepts another's reasoning. In its own format it stays.
+func dropOpaque(t compact.Transcript, to Name) compact.Transcript {
+	keep := func(m *compact.Message) bool {
+		if sameFamily(m.Source.Format, to) || m.Source.Format == "" && sameFamily(t.Format, to) {
+			return true
+		}
+		for _, p := range m.Parts {
+			if p.Type != compact.PartOpaque {
+				return true
+			}
+		}
+		return len(m.Parts) == 0
+	}
+	var msgs []compact.Message
+	newAt := make([]int, len(t.Messages)+1) // old message index -> new
+	for i := range t.Messages {
+		newAt[i] = len(msgs)
+		if keep(&t.Messages[i]) {
+			msgs = append(msgs, t.Messages[i])
+		}
+	}
+	if len(msgs) == len(t.Messages) {
+		return t
+	}
+	newAt[len(t.Messages)] = len(msgs)
+	t.Messages = msgs
+	t.Records = slices.Clone(t.Records)
+	for i := range t.Records {
+		t.Records[i].At = newAt[min(max(t.Records[i].At, 0), len(newAt)-1)]
+	}
+	return t
 }
 
 // ErrInvalidJSON is returned (wrapped) when a transcript to be written
@@ -207,8 +241,85 @@ func triedNames() string {
 }
 
 // Read detects the format of r and reads it. as, when not empty, overrides
-// detection. name labels errors (a file name, or "<stdin>").
+// detection. name labels errors (a file name, or "<stdin>"). It reads with
+// the default ReadOptions, dropping warnings: callers that show them use
+// ReadWith.
 func Read(r io.Reader, name string, as Name) (compact.Transcript, error) {
+	return ReadWith(r, name, as, ReadOptions{})
+}
+
+// ReadOptions says how a reader treats damaged and doubtful input. The zero
+// value fails on damage and warns on doubt.
+type ReadOptions struct {
+	// SkipBadLines reads past a damaged line of a JSONL file (or a record
+	// of a known kind with a field of the wrong type), reporting each one
+	// skipped as a WarnSkipped warning, instead of failing.
+	SkipBadLines bool
+	// StrictUTF8 makes invalid UTF-8 inside a string an error instead of a
+	// WarnUTF8 warning. (JSON readers replace such bytes with U+FFFD, as
+	// encoding/json does; a message read unchanged is still written back
+	// with its bytes as they were.)
+	StrictUTF8 bool
+	// Warn receives each warning as it is found; nil drops them.
+	Warn func(Warning)
+}
+
+// Warning is input a reader read past or read with doubt: nothing it says
+// stops the read, but the transcript is not everything the file holds.
+type Warning struct {
+	File   string
+	Format Name
+	Line   int   // 1-based line for line-oriented formats; 0 when unknown
+	Offset int64 // byte offset in the input; -1 when unknown
+	Kind   WarningKind
+	// Record is the kind of record concerned ("response_item:compaction",
+	// "progress", …), for WarnUnread.
+	Record string
+	Msg    string
+}
+
+// WarningKind says what a warning is about.
+type WarningKind string
+
+// Kinds of warning.
+const (
+	// WarnUnread: a record the reader recognises as its format's but cannot
+	// interpret; it is kept as a compact.Record, so writing the transcript
+	// back keeps it, but it is not part of the conversation read.
+	WarnUnread WarningKind = "unread"
+	// WarnSkipped: a damaged line skipped under ReadOptions.SkipBadLines.
+	WarnSkipped WarningKind = "skipped"
+	// WarnSplitLine: a line holding several records with no newline between
+	// them, read as several.
+	WarnSplitLine WarningKind = "split_line"
+	// WarnDuplicate: a record written twice, read once.
+	WarnDuplicate WarningKind = "duplicate"
+	// WarnUTF8: invalid UTF-8 in a string, read as U+FFFD.
+	WarnUTF8 WarningKind = "invalid_utf8"
+)
+
+func (w Warning) String() string {
+	var b strings.Builder
+	b.WriteString(w.File)
+	switch {
+	case w.Line > 0:
+		fmt.Fprintf(&b, ":%d", w.Line)
+	case w.Offset >= 0:
+		fmt.Fprintf(&b, ": byte %d", w.Offset)
+	}
+	if w.Format != "" {
+		fmt.Fprintf(&b, ": %s", w.Format)
+	}
+	b.WriteString(": warning: " + w.Msg)
+	return b.String()
+}
+
+// ErrNoMessages is returned (wrapped in an *Error) when a reader recognises
+// its format in a non-empty input but reads no message from it.
+var ErrNoMessages = errors.New("no message could be read")
+
+// ReadWith is Read with options.
+func ReadWith(r io.Reader, name string, as Name, o ReadOptions) (compact.Transcript, error) {
 	f, ok := Lookup(as)
 	if as != "" && !ok {
 		return compact.Transcript{}, fmt.Errorf("%s: %w %q (known: %s)", name, ErrUnknownFormat, as, triedNames())
@@ -219,20 +330,82 @@ func Read(r io.Reader, name string, as Name) (compact.Transcript, error) {
 			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
 		}
 		if len(bytes.TrimSpace(head)) == 0 {
-			return compact.Transcript{}, &Error{File: name, Msg: "empty input, expected a transcript"}
+			return compact.Transcript{}, &Error{File: name, Offset: -1, Msg: "empty input, expected a transcript"}
 		}
 		if f, err = Detect(head); err != nil {
-			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
+			return compact.Transcript{}, detectError(name, head, err)
 		}
 		r = io.MultiReader(bytes.NewReader(head), r)
 	}
-	t, err := f.Read(r, name)
+	return readFormat(f, r, name, o)
+}
+
+// readAs reads r in format f and applies what every reader shares: the
+// handoff marks, the tags, the check that something was read.
+func readFormat(f Format, r io.Reader, name string, o ReadOptions) (compact.Transcript, error) {
+	rs := newReadState(name, f.Name, o)
+	t, err := f.read(r, rs)
 	if err != nil {
 		return t, err
 	}
-	t.Format = string(f.Name)
+	return rs.finish(t)
+}
+
+// finish applies what every reader shares to t: its format, the handoff
+// marks, the tags, and the check that a non-empty input gave a message.
+func (rs *readState) finish(t compact.Transcript) (compact.Transcript, error) {
+	t.Format = string(rs.format)
 	markHandoffs(&t)
+	tagTranscript(&t, formatTools[rs.format], genericTools)
+	if len(t.Messages) == 0 && len(t.Records) > 0 {
+		return compact.Transcript{}, &Error{File: rs.name, Format: rs.format, Offset: -1, Err: ErrNoMessages,
+			Msg: fmt.Sprintf("%d records, none a message (%s)", len(t.Records), recordKinds(t.Records))}
+	}
 	return t, nil
+}
+
+// recordKinds lists the kinds of records, with counts, for messages.
+func recordKinds(recs []compact.Record) string {
+	counts := map[string]int{}
+	var kinds []string
+	for _, r := range recs {
+		if counts[r.Type] == 0 {
+			kinds = append(kinds, r.Type)
+		}
+		counts[r.Type]++
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// readState is one read in progress: its options, and where its warnings go.
+type readState struct {
+	name   string
+	format Name
+	opts   ReadOptions
+	unread map[string]int
+}
+
+func newReadState(name string, f Name, o ReadOptions) *readState {
+	return &readState{name: name, format: f, opts: o, unread: map[string]int{}}
+}
+
+// warn reports w, filling in the file and format.
+func (rs *readState) warn(w Warning) {
+	w.File, w.Format = rs.name, rs.format
+	if rs.opts.Warn != nil {
+		rs.opts.Warn(w)
+	}
+}
+
+// unreadRecord warns of a record kept but not read (WarnUnread).
+func (rs *readState) unreadRecord(line int, kind, why string) {
+	rs.unread[kind]++
+	msg := fmt.Sprintf("a %q record was not read (%s); it is kept as a record", kind, why)
+	rs.warn(Warning{Line: line, Offset: -1, Kind: WarnUnread, Record: kind, Msg: msg})
 }
 
 // markHandoffs flags compact's own handoff messages as summaries in formats

@@ -32,7 +32,7 @@ func init() {
 		Name:        GeminiCLI,
 		Description: `Gemini CLI chat recording ({"sessionId", "projectHash", "messages": [...]})`,
 		Sniff:       sniffGemini,
-		Read:        readGemini,
+		read:        readGemini,
 		Write:       writeGemini,
 	})
 }
@@ -84,7 +84,8 @@ func sniffGemini(head []byte) int {
 	return 0
 }
 
-func readGemini(r io.Reader, name string) (compact.Transcript, error) {
+func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `a Gemini CLI chat recording {"sessionId", "messages": [...]}`
 	doc, err := readWholeDoc(r, name, GeminiCLI, expected)
 	if err != nil {

@@ -39,7 +39,7 @@ func init() {
 		Name:        MiniSWEAgent,
 		Description: `mini-swe-agent trajectory (.traj.json: {"info", "messages"}, or its bare message list)`,
 		Sniff:       sniffMiniSWE,
-		Read:        readMiniSWE,
+		read:        readMiniSWE,
 		Write:       writeMiniSWE,
 	})
 }
@@ -89,7 +89,8 @@ func sniffMiniSWE(head []byte) int {
 	return 0
 }
 
-func readMiniSWE(r io.Reader, name string) (compact.Transcript, error) {
+func readMiniSWE(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `a mini-swe-agent trajectory {"info", "messages": [...]} or a list of messages`
 	doc, err := readWholeDoc(r, name, MiniSWEAgent, expected)
 	if err != nil {

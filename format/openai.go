@@ -24,14 +24,14 @@ func init() {
 		Name:        OpenAIChat,
 		Description: `OpenAI Chat Completions messages: a JSON array, or {"messages": [...], "tools": [...]}`,
 		Sniff:       sniffOpenAIChat,
-		Read:        readOpenAIChat,
+		read:        readOpenAIChat,
 		Write:       writeOpenAIChat,
 	})
 	register(Format{
 		Name:        OpenAIChatJSONL,
 		Description: "OpenAI Chat Completions messages, one JSON object per line",
 		Sniff:       sniffOpenAIChatJSONL,
-		Read:        readOpenAIChatJSONL,
+		read:        readOpenAIChatJSONL,
 		Write:       writeOpenAIChatJSONL,
 	})
 }
@@ -82,7 +82,8 @@ type oaPart struct {
 	Refusal string `json:"refusal"`
 }
 
-func readOpenAIChat(r io.Reader, name string) (compact.Transcript, error) {
+func readOpenAIChat(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `an array of chat messages or an object with "messages"`
 	doc, err := readJSONDoc(r, name, OpenAIChat, expected, "messages")
 	if err != nil {
@@ -136,9 +137,10 @@ func hasField(fields []docField, key string) bool {
 	return false
 }
 
-func readOpenAIChatJSONL(r io.Reader, name string) (compact.Transcript, error) {
+func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	t := compact.Transcript{Format: string(OpenAIChatJSONL)}
-	err := lines(r, func(line []byte, n int) error {
+	err := rs.lines(r, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}

@@ -47,6 +47,8 @@ func sig(m compact.Message) string {
 			} else {
 				fmt.Fprintf(&b, " result=%s%s:%q", p.CallID, e, p.Text)
 			}
+		case compact.PartOpaque:
+			fmt.Fprintf(&b, " opaque=%q", p.Text)
 		default:
 			fmt.Fprintf(&b, " %s?", p.Type)
 		}

@@ -59,7 +59,7 @@ func init() {
 		Name:        OpenHands,
 		Description: "OpenHands event trajectory (JSON array) or evaluation output (JSONL, one instance per line)",
 		Sniff:       sniffOpenHands,
-		Read:        readOpenHands,
+		read:        readOpenHands,
 		Write:       writeOpenHands,
 	})
 }
@@ -143,8 +143,8 @@ func sniffOpenHands(head []byte) int {
 	return 0
 }
 
-func readOpenHands(r io.Reader, name string) (compact.Transcript, error) {
-	return ReadOpenHandsInstance(r, name, "")
+func readOpenHands(r io.Reader, rs *readState) (compact.Transcript, error) {
+	return readOpenHandsInstance(r, rs, "")
 }
 
 // ReadOpenHandsInstance reads an OpenHands file. For an evaluation-output
@@ -153,6 +153,16 @@ func readOpenHands(r io.Reader, name string) (compact.Transcript, error) {
 // the file can be written back whole; a trajectory has one conversation and
 // id must be "".
 func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, error) {
+	rs := newReadState(name, OpenHands, ReadOptions{})
+	t, err := readOpenHandsInstance(r, rs, id)
+	if err != nil {
+		return t, err
+	}
+	return rs.finish(t)
+}
+
+func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Transcript, error) {
+	name := rs.name
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
@@ -161,15 +171,13 @@ func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, er
 		if id != "" {
 			return compact.Transcript{}, fmt.Errorf("%s: %w: %q (a trajectory has no instances)", name, ErrInstanceNotFound, id)
 		}
-		t, err := readOpenHandsTrajectory(br, name)
-		tagTranscript(&t, openHandsTools, genericTools)
-		return t, err
+		return readOpenHandsTrajectory(br, name)
 	}
 	var t compact.Transcript
 	var before, after []compact.Record
 	found := false
 	var ids []string
-	err := lines(br, func(line []byte, n int) error {
+	err := rs.lines(br, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
@@ -207,27 +215,29 @@ func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, er
 		after[i].At = len(t.Messages)
 	}
 	t.Records = append(append(before, t.Records...), after...)
-	tagTranscript(&t, openHandsTools, genericTools)
 	return t, nil
 }
 
 // ReadOpenHandsInstances reads every instance of an evaluation-output file
 // (or the one conversation of a trajectory), each as its own transcript.
 func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, error) {
+	rs := newReadState(name, OpenHands, ReadOptions{})
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
 	}
 	if ohIsTrajectory(br) {
 		t, err := readOpenHandsTrajectory(br, name)
+		if err == nil {
+			t, err = rs.finish(t)
+		}
 		if err != nil {
 			return nil, err
 		}
-		tagTranscript(&t, openHandsTools, genericTools)
 		return []OpenHandsInstance{{Line: 1, Transcript: t}}, nil
 	}
 	var out []OpenHandsInstance
-	err := lines(br, func(line []byte, n int) error {
+	err := rs.lines(br, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
@@ -237,10 +247,12 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 			return jsonError(name, OpenHands, n, err, `an OpenHands instance {"instance_id", "history": [events], ...}`)
 		}
 		t, err := ohInstanceTranscript(raw, name, n)
+		if err == nil {
+			t, err = rs.finish(t)
+		}
 		if err != nil {
 			return err
 		}
-		tagTranscript(&t, openHandsTools, genericTools)
 		out = append(out, OpenHandsInstance{ID: iid, Line: n, Transcript: t})
 		return nil
 	})

@@ -32,21 +32,24 @@ func init() {
 		Name:        OpenAIResponses,
 		Description: `OpenAI Responses API items: a JSON array, JSON lines, a request {"input"} or a response {"output"}`,
 		Sniff:       sniffResponses,
-		Read:        readResponses,
+		read:        readResponses,
 	})
 }
 
 type respItem struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Input     json.RawMessage `json:"input"`
-	Output    json.RawMessage `json:"output"`
-	Summary   []struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Role string `json:"role"`
+	// EncryptedContent is a compaction item's (or reasoning item's) opaque
+	// payload.
+	EncryptedContent string          `json:"encrypted_content"`
+	Content          json.RawMessage `json:"content"`
+	CallID           string          `json:"call_id"`
+	Name             string          `json:"name"`
+	Arguments        json.RawMessage `json:"arguments"`
+	Input            json.RawMessage `json:"input"`
+	Output           json.RawMessage `json:"output"`
+	Summary          []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
 	Action    json.RawMessage `json:"action"`
@@ -72,12 +75,13 @@ var responsesItemTypes = map[string]bool{
 	"item_reference": true, "compaction": true,
 }
 
-func readResponses(r io.Reader, name string) (compact.Transcript, error) {
+func readResponses(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	br, sh := peekShape(r)
 	t := compact.Transcript{Format: string(OpenAIResponses)}
-	b := respBuilder{t: &t}
+	b := respBuilder{t: &t, rs: rs}
 	if sh.kind == 'l' {
-		err := lines(br, func(line []byte, n int) error {
+		err := rs.lines(br, func(line []byte, n int) error {
 			if n == 1 {
 				line = bytes.TrimPrefix(line, utf8BOM)
 			}
@@ -126,7 +130,8 @@ func readResponses(r io.Reader, name string) (compact.Transcript, error) {
 
 // respBuilder turns items into messages.
 type respBuilder struct {
-	t *compact.Transcript
+	rs *readState
+	t  *compact.Transcript
 	// turn is the assistant message being built from consecutive output
 	// items, with its source records.
 	turn    *compact.Message
@@ -228,14 +233,23 @@ func (b *respBuilder) add(raw json.RawMessage) error {
 			compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{
 				ID: it.ID, Name: firstNonEmpty(it.Name, strings.TrimSuffix(typ, "_call")), Arguments: callArgs(&it)}},
 			serverCallResult(&it))
+	case typ == "compaction":
+		// The API's own compaction: a summary only it can read, kept as
+		// it is (see compact.PartOpaque).
+		b.flush()
+		b.push(compact.Message{Role: compact.RoleUser, Summary: true,
+			Parts: []compact.Part{{Type: compact.PartOpaque, Text: it.EncryptedContent}}}, it.ID, raw)
 	default:
-		// compaction, item_reference, mcp_list_tools, approvals, and types
-		// this reader does not know: kept in place as records.
+		// compaction_trigger, item_reference, mcp_list_tools, approvals,
+		// and types this reader does not know: kept in place as records.
 		at := len(b.t.Messages)
 		if b.turn != nil {
 			at++
 		}
-		b.t.Records = append(b.t.Records, compact.Record{At: at, Type: typ, Raw: raw, Marker: typ == "compaction"})
+		if !responsesItemTypes[typ] && typ != "compaction_trigger" {
+			b.rs.unreadRecord(0, typ, "an item type this reader does not know")
+		}
+		b.t.Records = append(b.t.Records, compact.Record{At: at, Type: typ, Raw: raw, Marker: typ == "compaction_trigger"})
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 package format
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/compactkit/compact"
+)
 
 // Shapes follow the Responses API reference,
 // https://platform.openai.com/docs/api-reference/responses (create request:
@@ -39,9 +43,10 @@ var responsesCases = []readerCase{
 			`tool ->"call_patch" text="Done: 1 file changed"`,
 			`assistant call=call_sh:local_shell{"type":"exec","command":["go","build","./..."]}`,
 			`tool ->"call_sh" text="{\"output\":\"\",\"metadata\":{\"exit_code\":0}}"`,
+			`user [summary] opaque="gAAAAABo-compacted"`,
 			`assistant text="Renamed and it builds."`,
 		},
-		records: []string{"compaction", "item_reference"},
+		records: []string{"item_reference"},
 	},
 }
 
@@ -61,8 +66,12 @@ func TestResponsesKeepsEncryptedReasoningOnlyInRecords(t *testing.T) {
 	if got := string(m.Source.Records[0]); !contains(got, "gAAAAABo-secret") {
 		t.Errorf("the reasoning record lost its encrypted_content: %s", got)
 	}
+	// A compaction item is a summary only the API can read: an opaque
+	// part, the item kept byte for byte.
 	items := readFile(t, "testdata/responses/items.jsonl")
-	if r := items.Records[0]; !r.Marker || r.At != 6 {
-		t.Errorf("compaction record = %+v, want a marker before message 6", r)
+	c := items.Messages[6]
+	if !c.Summary || len(c.Parts) != 1 || c.Parts[0].Type != compact.PartOpaque || c.Text() != "" ||
+		string(c.Source.Records[0]) != `{"type":"compaction","id":"cmp_01","encrypted_content":"gAAAAABo-compacted"}` {
+		t.Errorf("compaction read as %+v", c)
 	}
 }

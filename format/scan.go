@@ -38,6 +38,9 @@ func lines(r io.Reader, fn func(line []byte, n int) error) error {
 			return err
 		}
 		line = bytes.TrimRight(line, "\r\n")
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			if ferr := fn(line, n); ferr != nil {
 				return ferr
@@ -47,6 +50,100 @@ func lines(r io.Reader, fn func(line []byte, n int) error) error {
 			return nil
 		}
 	}
+}
+
+// lines reads the JSONL input r as lines does, for a reader whose fn fails
+// on a line it cannot read (an *Error naming the line). A line holding
+// several whole records with no newline between them is handed to fn one
+// record at a time, with a warning; a damaged line is skipped with a
+// warning under SkipBadLines, and is otherwise the error.
+func (rs *readState) lines(r io.Reader, fn func(line []byte, n int) error) error {
+	err := lines(r, func(line []byte, n int) error {
+		err := fn(line, n)
+		if err == nil {
+			return nil
+		}
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Line != n {
+			return err // not the line's fault (a reader's own limit, I/O)
+		}
+		if recs := splitRecords(line); len(recs) > 1 {
+			rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSplitLine,
+				Msg: fmt.Sprintf("the line holds %d records with no newline between them; read as %d", len(recs), len(recs))})
+			for _, rec := range recs {
+				if err := fn(rec, n); err != nil {
+					return rs.skip(err, n)
+				}
+			}
+			return nil
+		}
+		return rs.skip(err, n)
+	})
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return err
+		}
+		return &Error{File: rs.name, Format: rs.format, Offset: -1, Msg: "reading input", Err: err}
+	}
+	return nil
+}
+
+// skip returns err, or nil after a warning when damaged lines are skipped.
+func (rs *readState) skip(err error, n int) error {
+	if !rs.opts.SkipBadLines {
+		return err
+	}
+	rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSkipped, Msg: "line skipped: " + err.Error()})
+	return nil
+}
+
+// splitRecords returns the JSON values line holds one after another (with
+// nothing but spaces between them), each a whole, valid value; nil when
+// line is anything else.
+func splitRecords(line []byte) [][]byte {
+	var out [][]byte
+	for i := jsonscan.SkipSpace(line, 0); i < len(line); i = jsonscan.SkipSpace(line, i) {
+		if line[i] != '{' && line[i] != '[' {
+			return nil
+		}
+		end := jsonscan.ValueEnd(line, i)
+		if end < 0 || !json.Valid(line[i:end]) {
+			return nil
+		}
+		out = append(out, line[i:end])
+		i = end
+	}
+	return out
+}
+
+// detectError explains why no format recognised head: when head is JSON
+// (or JSON lines) that breaks before head ends, where and how it breaks
+// (a raw control character in a string, nesting past encoding/json's
+// limit, …); otherwise err.
+func detectError(name string, head []byte, err error) error {
+	t := bytes.TrimPrefix(head, utf8BOM)
+	i := jsonscan.SkipSpace(t, 0)
+	if i >= len(t) || t[i] != '{' && t[i] != '[' {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	for {
+		var v json.RawMessage
+		derr := dec.Decode(&v)
+		if errors.Is(derr, io.EOF) {
+			break
+		}
+		var syn *json.SyntaxError
+		if errors.As(derr, &syn) {
+			off := syn.Offset + int64(len(head)-len(t))
+			return &Error{File: name, Offset: off, Msg: "invalid JSON, so no format can read it: " + syn.Error()}
+		}
+		if derr != nil {
+			break // cut short by the end of head: not the input's fault
+		}
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // jsonError turns a decoding error into an *Error with the byte offset (for

@@ -35,7 +35,7 @@ func init() {
 		Name:        SWEAgent,
 		Description: `SWE-agent trajectory (.traj: {"trajectory", "history", "info", ...})`,
 		Sniff:       sniffSWEAgent,
-		Read:        readSWEAgent,
+		read:        readSWEAgent,
 		Write:       writeSWEAgent,
 	})
 }
@@ -66,7 +66,8 @@ func sniffSWEAgent(head []byte) int {
 	return 0
 }
 
-func readSWEAgent(r io.Reader, name string) (compact.Transcript, error) {
+func readSWEAgent(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = `a SWE-agent trajectory {"history": [messages], ...}`
 	doc, err := readWholeDoc(r, name, SWEAgent, expected)
 	if err != nil {

@@ -179,6 +179,13 @@ func (c *Counter) Transcript(t compact.Transcript) int {
 	return c.CountMessages(t.Messages, t.Tools)
 }
 
+// OpaqueTokens estimates the tokens of content only its provider can read
+// (compact.PartOpaque): a quarter of its length, the size of text of that
+// many bytes. Nothing better is known of encrypted compaction items; the
+// estimate errs high, so a window is not overrun, and callers that report
+// counts say that this part is estimated.
+func OpaqueTokens(payload string) int { return (len(payload) + 3) / 4 }
+
 // Chat format overheads, from OpenAI's cookbook (see CountMessages).
 const (
 	perMessage   = 3
@@ -210,6 +217,8 @@ func (c *Counter) countMessage(m compact.Message) int {
 			if p.Image != nil {
 				n += imageTokens(p.Image, c.model.Provider)
 			}
+		case compact.PartOpaque:
+			n += OpaqueTokens(p.Text)
 		default:
 			n += c.raw(p.Text)
 			text = text || p.Text != ""

@@ -540,7 +540,7 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Status, r.SkippedReason = statusSkipped, "empty file"
 		return r
 	}
-	t, err := format.Read(bytes.NewReader(data), f.path, "")
+	t, _, err := readInput(b.e, bytes.NewReader(data), f.path, "", b.o.read)
 	if errors.Is(err, format.ErrUnknownFormat) {
 		r.Status, r.SkippedReason = statusSkipped, "not a transcript: no known format recognises it"
 		return r

@@ -53,6 +53,8 @@ type compactOptions struct {
 	session         string
 	checkpointPlain bool
 	redactKept      bool
+	// how the input is read (--skip-bad-lines, --strict-utf8)
+	read *readFlags
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
@@ -91,7 +93,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
-	t, err := format.Read(in, in.name, "")
+	t, _, err := readInput(e, in, in.name, "", o.read)
 	if err != nil {
 		return badInput(err)
 	}

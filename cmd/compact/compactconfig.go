@@ -17,6 +17,7 @@ import (
 // the ones the main command and "compact batch" share, so both parse them
 // the same way. Output flags (-o, --report, --handoff) are each command's own.
 func compactionFlags(fs *flag.FlagSet, o *compactOptions) {
+	o.read = addReadFlags(fs)
 	fs.StringVar(&o.model, "model", compactor.DefaultModel, "model the transcript is sent to; sets the window, output reserve and tokenizer")
 	fs.IntVar(&o.window, "window", 0, "context window in tokens, overriding the model table")
 	fs.Float64Var(&o.threshold, "threshold", compactor.DefaultThreshold, "compact at this share of (window - output reserve)")

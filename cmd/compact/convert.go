@@ -28,6 +28,7 @@ func runConvert(_ context.Context, e *env, args []string) error {
 	to := fs.String("to", "", "write format `NAME`: "+formatNames(true))
 	from := fs.String("from", "", "read as format `NAME` instead of detecting it ("+formatNames(false)+")")
 	out := fs.String("o", "", "write to `FILE` (atomically) instead of stdout")
+	rf := addReadFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -49,7 +50,7 @@ func runConvert(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
-	t, err := format.Read(in, in.name, format.Name(*from))
+	t, _, err := readInput(e, in, in.name, format.Name(*from), rf)
 	if err != nil {
 		return badInput(err)
 	}

@@ -86,6 +86,7 @@ func runCount(_ context.Context, e *env, args []string) error {
 	fs.BoolVar(&o.text, "text", false, "count the input as plain text, with no chat overhead")
 	fs.BoolVar(&o.thinking, "thinking", false, "count thinking parts as prompt tokens")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
+	rf := addReadFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -107,7 +108,7 @@ func runCount(_ context.Context, e *env, args []string) error {
 		}
 		rep = countText(counter, string(data))
 	} else {
-		t, err := format.Read(in, in.name, format.Name(o.as))
+		t, _, err := readInput(e, in, in.name, format.Name(o.as), rf)
 		if errors.Is(err, format.ErrUnknownFormat) && o.as == "" {
 			return badInput(fmt.Errorf("%w; --text counts it as plain text", err))
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/compactkit/compact/format"
 )
 
-const inspectUsage = "compact inspect [--json] [--format NAME] [FILE|-]"
+const inspectUsage = "compact inspect [--json] [--format NAME] [--skip-bad-lines] [--strict-utf8] [FILE|-]"
 
 const inspectExamples = `  compact inspect session.jsonl
       format, messages by role, tool calls and results, orphans, handoffs,
@@ -44,6 +44,21 @@ type inspectReport struct {
 	Synthetic   int              `json:"synthetic"`
 	Thinking    int              `json:"thinking"` // thinking parts
 	Images      int              `json:"images"`
+	// Unread counts, by kind, the records the reader recognised but could
+	// not read (kept as records); Warnings counts every warning by kind
+	// (unread, skipped, split_line, duplicate, invalid_utf8).
+	Unread   map[string]int `json:"unread"`
+	Warnings map[string]int `json:"warnings"`
+}
+
+// addWarnings counts the reader's warnings into r.
+func (r *inspectReport) addWarnings(ws []format.Warning) {
+	for _, w := range ws {
+		r.Warnings[string(w.Kind)]++
+		if w.Kind == format.WarnUnread {
+			r.Unread[w.Record]++
+		}
+	}
 }
 
 // inspectHandoff is a message that summarises earlier turns.
@@ -65,6 +80,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 	fs := newFlags(e, "inspect", inspectUsage, inspectExamples)
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	as := fs.String("format", "", "read as format `NAME` instead of detecting it ("+formatNames(false)+")")
+	rf := addReadFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -75,7 +91,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 	}
 	defer in.Close()
 	counted := &countingReader{r: in}
-	t, err := format.Read(counted, in.name, format.Name(*as))
+	t, warnings, err := readInput(e, counted, in.name, format.Name(*as), rf)
 	if err != nil {
 		return badInput(err)
 	}
@@ -83,6 +99,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	rep := inspect(in.name, counted.n, &t)
+	rep.addWarnings(warnings)
 	return writeOutput(e, "", func(w io.Writer) error {
 		if *asJSON {
 			enc := json.NewEncoder(w)
@@ -100,6 +117,7 @@ func inspect(file string, size int64, t *compact.Transcript) inspectReport {
 		Roles: map[string]int{}, RecordTypes: map[string]int{}, Tools: len(t.Tools),
 		Orphans: t.Orphans(), Handoffs: []inspectHandoff{}, Markers: []inspectMarker{},
 		ToolTurns: len(t.ToolGroups()), Records: len(t.Records),
+		Unread: map[string]int{}, Warnings: map[string]int{},
 	}
 	if rep.Orphans == nil {
 		rep.Orphans = []compact.Orphan{}
@@ -173,6 +191,12 @@ func (r *inspectReport) writeText(w io.Writer) error {
 		recs = fmt.Sprintf("%d kept as metadata: %s", r.Records, counts(r.RecordTypes, nil))
 	}
 	line("records", recs)
+	if len(r.Unread) > 0 {
+		line("unread", counts(r.Unread, nil)+" (kept as records; see the warnings)")
+	}
+	if len(r.Warnings) > 0 {
+		line("warnings", counts(r.Warnings, nil))
+	}
 	var extra []string
 	if r.Tools > 0 {
 		extra = append(extra, fmt.Sprintf("%d tool definitions", r.Tools))

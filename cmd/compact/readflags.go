@@ -1,0 +1,43 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+)
+
+// readFlags are the flags of every command that reads a transcript: how
+// damaged and doubtful input is treated.
+type readFlags struct {
+	skipBadLines, strictUTF8 *bool
+}
+
+func addReadFlags(fs *flag.FlagSet) *readFlags {
+	return &readFlags{
+		skipBadLines: fs.Bool("skip-bad-lines", false, "read past a damaged JSONL line (or a record with a field of the wrong type), warning about each one, instead of failing"),
+		strictUTF8:   fs.Bool("strict-utf8", false, "fail on invalid UTF-8 inside a string instead of warning and reading it as U+FFFD"),
+	}
+}
+
+// readInput reads a transcript as the flags say, printing each
+// warning on stderr ("compact: warning: FILE:LINE: ...") and returning
+// them too.
+func readInput(e *env, r io.Reader, name string, as format.Name, rf *readFlags) (compact.Transcript, []format.Warning, error) {
+	var mu sync.Mutex
+	var warnings []format.Warning
+	o := format.ReadOptions{Warn: func(w format.Warning) {
+		mu.Lock()
+		defer mu.Unlock()
+		warnings = append(warnings, w)
+		fmt.Fprintln(e.stderr, "compact:", w)
+	}}
+	if rf != nil {
+		o.SkipBadLines, o.StrictUTF8 = *rf.skipBadLines, *rf.strictUTF8
+	}
+	t, err := format.ReadWith(r, name, as, o)
+	return t, warnings, err
+}
