@@ -69,8 +69,8 @@ type Config struct {
 	Models *tokens.Models
 
 	// Store keeps compacted prefixes across restarts and proxies; nil
-	// keeps them in memory only. Open it in redacting mode: the proxy
-	// writes the compacted transcript to it.
+	// keeps them in memory only. The proxy writes each compaction to it
+	// (the compacted transcript, redacted, and its record).
 	Store checkpoint.Store
 	// AuthToken, when set, is required of every request but /healthz, in
 	// AuthHeader or Proxy-Authorization.
