@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/redact"
 )
 
 // This file keeps prefixes in the checkpoint store, so that a restarted
@@ -16,9 +18,9 @@ import (
 // the same compacted prefix instead of compacting it afresh. The checkpoint
 // holds what `compact --checkpoint` stores (the compacted transcript and
 // the compaction records) and one step, prefixStep, holding the prefix: which
-// of the client's elements it keeps and the handoff element. The store
-// redacts what it writes; the prefix itself holds no client content but the
-// handoff, which was written from redacted input.
+// of the client's elements it keeps and the handoff element. The
+// transcript is redacted here, whatever the store's mode; the prefix holds
+// no client content but the handoff, which was written from redacted input.
 
 // prefixStep is the ID of the checkpoint step that holds a prefix.
 const prefixStep = "serve-prefix"
@@ -104,8 +106,10 @@ func (s *Server) savePrefix(ctx context.Context, session string, a *api, p *pref
 	if err != nil {
 		return err
 	}
-	t := res.Transcript
-	t.Envelope = nil // the request's other fields: model, tools, ...
+	t, err := storedTranscript(res.Transcript)
+	if err != nil {
+		return err
+	}
 	for range 5 {
 		c, lerr := s.store.Latest(ctx, session)
 		parent := ""
@@ -125,4 +129,42 @@ func (s *Server) savePrefix(ctx context.Context, session string, a *api, p *pref
 		}
 	}
 	return err
+}
+
+// storedTranscript is the compacted transcript as the store gets it,
+// redacted here whatever the store's mode: its messages without the
+// source bytes of the request (which the prefix does not need: kept
+// elements come from each request), and none of the request's other
+// fields.
+func storedTranscript(t compact.Transcript) (compact.Transcript, error) {
+	r, err := redact.New(redact.Config{})
+	if err != nil {
+		return t, err
+	}
+	out := compact.Transcript{Format: t.Format, Messages: make([]compact.Message, len(t.Messages))}
+	for i, m := range t.Messages {
+		m = m.Clone()
+		m.Source = compact.Source{Format: m.Source.Format}
+		out.Messages[i] = m
+	}
+	out, _ = r.Transcript(out)
+	for i := range out.Messages {
+		m := &out.Messages[i]
+		m.Name = r.String(m.Name)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			p.Text = r.String(p.Text)
+			if p.Image != nil {
+				p.Image.URL, p.Image.Data = r.String(p.Image.URL), ""
+			}
+			if p.ToolCall != nil {
+				args := r.String(string(p.ToolCall.Arguments))
+				if !json.Valid([]byte(args)) {
+					args = string(mustJSON(args))
+				}
+				p.ToolCall.Arguments = json.RawMessage(args)
+			}
+		}
+	}
+	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/redact"
@@ -68,8 +69,8 @@ type Config struct {
 	Models *tokens.Models
 
 	// Store keeps compacted prefixes across restarts and proxies; nil
-	// keeps them in memory only. Open it in redacting mode: the proxy
-	// writes the compacted transcript to it.
+	// keeps them in memory only. The proxy writes each compaction to it
+	// (the compacted transcript, redacted, and its record).
 	Store checkpoint.Store
 	// AuthToken, when set, is required of every request but /healthz, in
 	// AuthHeader or Proxy-Authorization.
@@ -262,29 +263,18 @@ func (s *Server) env(model string) (*modelEnv, error) {
 	if cfg.TriggerTokens > cfg.Window-cfg.OutputReserve {
 		cfg.TriggerTokens = 0
 	}
-	if _, err := compactor.New(cfg); err != nil { // checks the settings once
+	c, err := compactor.New(cfg) // checks the settings once
+	if err != nil {
 		return nil, err
 	}
 	e = &modelEnv{counter: counter, cfg: cfg, salt: rand.Uint64()}
-	e.trigger = triggerTokens(cfg)
+	_, e.trigger, _ = c.NeedsCompaction(compact.Transcript{})
 	s.envMu.Lock()
 	if len(s.envs) < maxEnvs {
 		s.envs[model] = e
 	}
 	s.envMu.Unlock()
 	return e, nil
-}
-
-// triggerTokens is the prompt size at which the compactor compacts.
-func triggerTokens(c compactor.Config) int {
-	if c.TriggerTokens > 0 {
-		return c.TriggerTokens
-	}
-	th := c.Threshold
-	if th == 0 {
-		th = compactor.DefaultThreshold
-	}
-	return int(th * float64(c.Window-c.OutputReserve))
 }
 
 // ServeHTTP serves /healthz and /metrics, compacts requests to the three
