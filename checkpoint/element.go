@@ -43,8 +43,6 @@ const (
 	kindState      byte = 'a'
 )
 
-var listKinds = [numLists]byte{kindMessage, kindRecord, kindStep, kindCache, kindEffect, kindCompaction}
-
 // headElem is the head element: the checkpoint's fields that are neither
 // identity (kept in the record's meta), nor lists, nor State.
 type headElem struct {
@@ -253,7 +251,7 @@ func sameMessage(a, b *compact.Message) bool {
 }
 
 func sameRecord(a, b *compact.Record) bool {
-	return a.At == b.At && a.Type == b.Type && a.Marker == b.Marker && sameRaw(a.Raw, b.Raw)
+	return a.At == b.At && a.Type == b.Type && a.Marker == b.Marker && a.State == b.State && sameRaw(a.Raw, b.Raw)
 }
 
 func sameStep(a, b *Step) bool {
