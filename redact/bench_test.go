@@ -140,6 +140,14 @@ func adversarialInputs() map[string]string {
 		"nested-brackets":   rep("token=(((((("),
 		"k8s-json":          rep(`"kind":"Secret","data":{"a":"`),
 		"long-name-keyword": rep("a_b_c_d_e_f_g_h_i_j_k_l_m_n_o_p_q_r_s_t_u_v_w_x_y_z_token_"),
+		"secret-set":        rep("gh secret set A --body x=y "),
+		"from-literal":      rep("--from-literal=a=b "),
+		"tf-variable":       rep("variable \"db_password\" {\n"),
+		"json-deep":         rep("["),
+		"json-escapes-u":    `{"a":"` + rep(`\u00e9`)[:mib-16] + `"}`,
+		"json-lines-open":   rep("{\"a\":\"b\\\"\n"),
+		"url-at-run":        "x://y:" + rep("@"),
+		"typographic-open":  rep("TOKEN=“"),
 	}
 }
 

@@ -137,7 +137,7 @@ func allDigits(s string) bool {
 // examples put where a real credential would go. A random token contains one
 // by chance with negligible probability.
 var placeholderMarkers = []string{
-	"xxxx", "****", "...", "…", "•••", "<your", "your_", "your-", "yourapi", "yourkey", "yourtoken",
+	"****", "...", "…", "•••", "<your", "your_", "your-", "yourapi", "yourkey", "yourtoken",
 	"example", "placeholder", "changeme", "change_me", "change-me", "redacted", "dummy",
 	"sample", "notreal", "not_real", "not-a-real", "notasecret", "not-a-secret",
 	"insert", "replace_me", "replaceme", "replace-me", "fixme", "todo",
@@ -153,11 +153,22 @@ func isPlaceholder(v string) bool {
 	if placeholderSet().Contains(v) {
 		return true
 	}
-	if strings.Contains(v, "<") && strings.Contains(v, ">") {
+	if strings.Contains(v, "xxxx") || strings.Contains(v, "XXXX") {
+		return true // xxxx-xxxx, sk-XXXX...; one case (a random token may hold "xxxX")
+	}
+	if angleWord(v) {
+		return true // <your-token>, <API KEY>
+	}
+	if strings.Contains(v, "{{") || strings.Contains(v, "${") || strings.Contains(v, "$(") {
 		return true
 	}
-	if strings.Contains(v, "{{") || strings.Contains(v, "${") || strings.Contains(v, "$(") || strings.Contains(v, "%s") {
-		return true
+	if i := strings.Index(v, "%s"); i >= 0 {
+		// A format string ("Bearer %s", "%s:%s", "tok-%s-%s") is mostly its
+		// verbs and words; a random secret may hold "%s" by chance.
+		rest := strings.NewReplacer("%s", "", "%d", "", "%v", "").Replace(v)
+		if len(rest) < 16 || entropy(rest) < 3.5 || looksLikeWords(rest) {
+			return true
+		}
 	}
 	run, asc := 1, 1
 	for i := 1; i < len(v); i++ {
@@ -185,6 +196,24 @@ func isPlaceholder(v string) bool {
 
 // base62 is GitHub's and npm's checksum alphabet.
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// angleWord reports a word or phrase in angle brackets: <token>, <YOUR
+// API KEY>, <insert-password>.
+func angleWord(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] != '<' {
+			continue
+		}
+		j := i + 1
+		for j < len(v) && (isAlnum(v[j]) || v[j] == '_' || v[j] == '-' || v[j] == ' ' || v[j] == '.') {
+			j++
+		}
+		if j < len(v) && v[j] == '>' && j > i+2 && !allDigits(v[i+1:j]) {
+			return true
+		}
+	}
+	return false
+}
 
 // validCRC32Base62 checks the checksum of GitHub (2021 format) and npm
 // tokens: the last six characters are the CRC32 of the 30 before them,

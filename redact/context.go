@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"net/url"
 	"strings"
 )
 
@@ -31,7 +32,7 @@ const (
 var contextKeywords = []string{
 	"password", "passwd", "passphrase", "passcode", "pass", "pwd", "secret", "token", "key", "apikey",
 	"auth", "authorization", "credential", "credentials", "creds", "cred", "sig", "pat", "session", "sessid", "jsessionid",
-	"dockerconfigjson", "dockercfg",
+	"dockerconfigjson", "dockercfg", "sessionid",
 }
 
 func contextRules() []*rule {
@@ -96,6 +97,14 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 		flag = false // "x-api-key" inside a word, not a flag
 	}
 	vs, ve, ok := findValue(t, ns, ne, class, flag)
+	if pvs, pve, paired := pairedValue(t, ns, ne); paired {
+		vs, ve, ok = pvs, pve, true
+	}
+	if ok && (label == "auth" || label == "credential") && (t[vs] == '(' || t[vs] == '[') {
+		// auth=("user", "password"): a pair whose second string is the
+		// password.
+		vs, ve, ok = tupleSecond(t, vs)
+	}
 	if !ok {
 		return
 	}
@@ -104,7 +113,7 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	// name inside a value counts does not depend on the value's length
 	// (which masking changes: Redact must be idempotent).
 	sc.skipTo(sc.curRule, max(sc.skipFrom(sc.curRule), ve))
-	quoted := vs > 0 && isQuote(t[vs-1])
+	quoted := vs > 0 && (isQuote(t[vs-1]) || t[vs-1] >= 0x80 && typographicOpen(t, vs))
 	vs, ve = stripScheme(t, vs, ve, class)
 	if !quoted {
 		// An unquoted value ends at a blank: "password=hunter2 # old",
@@ -121,13 +130,159 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 		class = namePassword
 	}
 	v := t[vs:ve]
-	if !plausibleValue(v, class) || (!quoted && codeValue(t, ns, vs, ve, class)) || echoesName(v, name) {
+	if ns > 0 && (t[ns-1] == '?' || t[ns-1] == '&') {
+		// A query parameter: judged decoded (%24%7BTOKEN%7D is ${TOKEN}),
+		// and a "key" in a URL's query is an API key's name.
+		if d, err := url.QueryUnescape(v); err == nil {
+			v = d
+		}
+		if class == nameWeak {
+			class = nameSecret
+		}
+	}
+	if !plausibleValue(v, class) || (!quoted && !shellAssignment(t, ns, ne, vs) && codeValue(t, ns, vs, ve, class)) || echoesName(v, name) {
 		return
 	}
 	if quoted && concatenated(t, ve) {
 		return // 'username:' + password: one piece of an expression
 	}
 	sc.add(vs, ve, sc.eng.labelRule(refineLabel(label, name, v)))
+}
+
+// shellAssignment reports NAME=value with an environment-style name glued
+// to "=" (PASSWORD=summer_tiger18, as in .env files, shells, docker -e):
+// the value is a literal string, never a variable of a program.
+func shellAssignment(t string, ns, ne, vs int) bool {
+	return ne < len(t) && t[ne] == '=' && vs == ne+1 && looksLikeEnvVarName(t[ns:ne])
+}
+
+// looksLikeEnvVarName reports an upper-case name: PASSWORD, DB_PASSWORD.
+func looksLikeEnvVarName(n string) bool {
+	if n == "" || !(n[0] >= 'A' && n[0] <= 'Z') {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// tupleSecond reads the second of two strings in parentheses or brackets
+// at t[i]: ("user", "password").
+func tupleSecond(t string, i int) (int, int, bool) {
+	_, e1, ok := readValue(t, skipBlanks(t, i+1), false, false, false)
+	if !ok || e1 >= len(t) || !isQuote(t[e1]) {
+		return 0, 0, false
+	}
+	k := skipBlanks(t, e1+1)
+	if k >= len(t) || t[k] != ',' {
+		return 0, 0, false
+	}
+	k = skipBlanks(t, k+1)
+	if k >= len(t) || !isQuote(t[k]) {
+		return 0, 0, false
+	}
+	return readValue(t, k, false, false, false)
+}
+
+// tableRow reports a name in the first cell of a Markdown table row.
+func tableRow(t string, ns int) bool {
+	i := skipBlanksBack(t, ns)
+	return i > 0 && t[i-1] == '|' && lineSepBefore(t, skipBlanksBack(t, i-1))
+}
+
+// pairKeys name the field that holds a setting's name in a list of
+// name/value pairs; pairValues the field that holds its value.
+var (
+	pairKeys   = set("name", "key", "parameterkey", "variable", "var", "envname", "env_name", "optionname")
+	pairValues = []string{"value", "parametervalue", "optionvalue", "secretvalue", "val"}
+)
+
+// pairedValue finds the value of a setting whose name is itself the value
+// of a name field, in the name/value pairs of container definitions, ECS
+// and Kubernetes env lists, CloudFormation parameters:
+//
+//	{"name": "DB_PASSWORD", "value": "..."}
+//	- name: STRIPE_SECRET
+//	  value: "..."
+//	ParameterKey=DbPassword,ParameterValue=...
+func pairedValue(t string, ns, ne int) (int, int, bool) {
+	// The name field before the name: name: NAME, "name": "NAME", Key=NAME.
+	i := ns
+	if i > 0 && isQuote(t[i-1]) {
+		i--
+	}
+	i = skipBlanksBack(t, i)
+	if i == 0 || (t[i-1] != ':' && t[i-1] != '=') {
+		return 0, 0, false
+	}
+	i = skipBlanksBack(t, i-1)
+	if i > 0 && isQuote(t[i-1]) {
+		i--
+	}
+	ke := i
+	for i > 0 && (isAlnum(t[i-1]) || t[i-1] == '_') && ke-i < 16 {
+		i--
+	}
+	if !pairKeys[strings.ToLower(t[i:ke])] {
+		return 0, 0, false
+	}
+	// The value field after it, before the pair ends: a closing brace,
+	// another name field, or (in YAML) the next item of the list.
+	indent, _ := indentAt(t, i)
+	limit := min(len(t), ne+400)
+	for j := ne; j < limit; j++ {
+		c := t[j]
+		if c == '}' || (c == '\n' && j+1 < len(t) && listItemAt(t, j+1, indent)) {
+			return 0, 0, false
+		}
+		if !(c|0x20 == 'v' || c|0x20 == 'p' || c|0x20 == 'o' || c|0x20 == 's') || (j > 0 && isAlnum(t[j-1])) {
+			continue
+		}
+		for _, f := range pairValues {
+			if !hasPrefixFold(t[j:], f) || (j+len(f) < len(t) && isAlnum(t[j+len(f)])) {
+				continue
+			}
+			k := j + len(f)
+			if k < len(t) && isQuote(t[k]) {
+				k++
+			}
+			k = skipBlanks(t, k)
+			if k >= len(t) || (t[k] != ':' && t[k] != '=') {
+				continue
+			}
+			k = skipBlanks(t, k+1)
+			vs, ve, ok := readValue(t, k, false, false, false)
+			if ok {
+				ve = min(ve, limit)
+				for ve > vs && (t[ve-1] == ',' || t[ve-1] == '}') {
+					ve--
+				}
+			}
+			return vs, ve, ok && ve > vs
+		}
+	}
+	return 0, 0, false
+}
+
+// listItemAt reports a YAML list item ("- ") starting the line at i,
+// indented no deeper than indent+2 (the next item of the list holding the
+// pair).
+func listItemAt(t string, i, indent int) bool {
+	n := 0
+	for i+n < len(t) && t[i+n] == ' ' {
+		n++
+	}
+	return n <= indent && i+n+1 < len(t) && t[i+n] == '-' && t[i+n+1] == ' '
+}
+
+func skipBlanksBack(t string, i int) int {
+	for i > 0 && (t[i-1] == ' ' || t[i-1] == '\t') {
+		i--
+	}
+	return i
 }
 
 // codeValue reports an unquoted value that is a piece of program rather
@@ -204,10 +359,25 @@ func identifierOfWords(v string, password bool) bool {
 		}
 		return true
 	})
-	if password && humps == 1 && !dotted {
+	if password && (humps == 1 && !dotted || digitTail(v) >= 2) {
+		// hunter2, harbor.granite50, summer_tiger18: words with a number
+		// after them are what people choose as passwords; identifiers
+		// rarely end in one.
 		return false
 	}
 	return humps >= 1 && wordy*10 >= total*9
+}
+
+// digitTail returns the length of the run of digits v ends with, bit
+// widths (16, 32, 64, 128, 256, 512) that end identifiers (utf16, sha256)
+// excluded.
+func digitTail(v string) int {
+	n := len(v) - len(strings.TrimRight(v, "0123456789"))
+	switch v[len(v)-n:] {
+	case "16", "32", "64", "128", "256", "512":
+		return 0
+	}
+	return n
 }
 
 func isLettersOneCase(s string) bool {
@@ -467,6 +637,14 @@ func classifyName(name string) (nameClass, string) {
 	}
 	// A trailing digit run stays with its word ("key1", "token2").
 	w = strings.TrimRight(w, "0123456789")
+	if w == "id" && p == "key" && len(words) > 2 && words[len(words)-3] == "private" {
+		// A service-account file's private_key_id: the id of the key,
+		// which the account's owner keeps with the key.
+		return nameSecret, "private-key-id"
+	}
+	if w == "key" && len(p) > 3 && strings.HasSuffix(p, "api") {
+		p = "api" // DDAPIKey, OPENAIAPI_KEY: an acronym glued to "api"
+	}
 	switch {
 	case passwordWords[w]:
 		if passwordNot[p] || (len(words) == 1 && (w == "pwd" || w == "pw")) {
@@ -518,7 +696,7 @@ func classifyName(name string) (nameClass, string) {
 		return nameHeader, "authorization"
 	case w == "dockerconfigjson" || w == "dockercfg":
 		return nameSecret, "docker-config"
-	case w == "session" || w == "sessid" || w == "phpsessid" || w == "jsessionid":
+	case w == "session" || w == "sessid" || w == "sessionid" || w == "phpsessid" || w == "jsessionid":
 		// A session cookie: only a random value counts.
 		return nameWeak, "session"
 	}
@@ -606,6 +784,9 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 	}
 	k := skipBlanks(t, j)
 	op, opEnd := readOp(t, k)
+	if op == "" && k < len(t) && t[k] == '|' && tableRow(t, ns) {
+		op, opEnd = "=", k+1 // | NAME | value | in a Markdown table
+	}
 	if op == "" && keyQuote == 0 && k > j && k < len(t) && isNameByte(t[k]) {
 		// A type between name and operator: Go "token string = ...",
 		// "password: str = ...".
@@ -677,6 +858,14 @@ func findValue(t string, ns, ne int, class nameClass, flag bool) (int, int, bool
 	query := ns > 0 && (t[ns-1] == '?' || t[ns-1] == '&')
 	semi := ns > 0 && t[ns-1] == ';'
 	vs, ve, ok := readValue(t, k, restOfLine, query, semi)
+	if ok && keyQuote == 0 && ns > 0 && isQuote(t[ns-1]) && !escapedAt(t, ns-1) && ve < len(t) && t[ve] != t[ns-1] {
+		// "Name: value" as one quoted argument (curl -H 'X-Db-Password:
+		// a<b)c'): the value runs to the argument's closing quote.
+		q := t[ns-1]
+		if e := strings.IndexByte(t[ve:min(len(t), ve+512)], q); e > 0 && !strings.ContainsAny(t[ve:ve+e], " \t\r\n\\") {
+			ve += e
+		}
+	}
 	if ok && op == ":" && isBlockIndicator(t[vs:ve]) {
 		return yamlBlock(t, ns, ve)
 	}
@@ -783,7 +972,7 @@ func atLineStart(t string, ns int) bool {
 		return false
 	}
 	seg := strings.TrimSpace(t[i:ns])
-	for _, p := range []string{"$", "export", "declare -x", "readonly", "local", "set", "setenv", "ENV", "ARG", "-", "#", "//"} {
+	for _, p := range []string{"$", ">", "export", "declare -x", "readonly", "local", "set", "setenv", "ENV", "ARG", "-", "#", "//"} {
 		seg = strings.TrimSpace(strings.TrimPrefix(seg, p))
 	}
 	return seg == ""
@@ -792,6 +981,9 @@ func atLineStart(t string, ns int) bool {
 // readValue reads a value starting at t[i]: quoted (also with escaped
 // quotes, as inside a JSON string) or bare.
 func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
+	if vs, ve, ok := typographicValue(t, i); ok {
+		return vs, ve, true
+	}
 	esc := 0
 	k := i
 	for k < len(t) && t[k] == '\\' {
@@ -827,6 +1019,56 @@ func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 	return bareValue(t, i, restOfLine, query, semi)
 }
 
+// tagAt reports an HTML or XML tag at t[j] ('<'): </x, <x>, <x attr.
+func tagAt(t string, j int) bool {
+	k := j + 1
+	if k < len(t) && (t[k] == '/' || t[k] == '!') {
+		return true
+	}
+	for k < len(t) && (t[k]|0x20 >= 'a' && t[k]|0x20 <= 'z' || t[k] == '-' || t[k] == ':') {
+		k++
+	}
+	return k > j+1 && (k == len(t) || t[k] == '>' || t[k] == ' ' || t[k] == '/')
+}
+
+// typographicQuotes pair the opening and closing quotation marks a
+// formatter or a person writes around a value in prose: “…”, «…», ‘…’.
+var typographicQuotes = [][2]string{{"“", "”"}, {"«", "»"}, {"‘", "’"}, {"„", "“"}}
+
+// typographicOpen reports a typographic opening quote just before t[vs].
+func typographicOpen(t string, vs int) bool {
+	for _, q := range typographicQuotes {
+		if strings.HasSuffix(t[:vs], q[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// typographicValue reads a value between typographic quotes at t[i:], on
+// one line.
+func typographicValue(t string, i int) (int, int, bool) {
+	if i >= len(t) || t[i] < 0x80 {
+		return 0, 0, false
+	}
+	for _, q := range typographicQuotes {
+		if !strings.HasPrefix(t[i:], q[0]) {
+			continue
+		}
+		vs := i + len(q[0])
+		end := min(len(t), vs+4096)
+		if nl := strings.IndexByte(t[vs:end], '\n'); nl >= 0 {
+			end = vs + nl
+		}
+		ve := strings.Index(t[vs:end], q[1])
+		if ve <= 0 {
+			return 0, 0, false
+		}
+		return vs, vs + ve, true
+	}
+	return 0, 0, false
+}
+
 // bareValue reads an unquoted value.
 func bareValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 	depth := 0
@@ -844,8 +1086,14 @@ func bareValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 			if !restOfLine || assignmentFollows(t, j) {
 				goto done
 			}
-		case isQuote(c), c == '<':
+		case isQuote(c):
 			goto done
+		case c == '<':
+			// A tag ends a value (<br>, </td>); a '<' among random bytes
+			// is one of them.
+			if tagAt(t, j) {
+				goto done
+			}
 		case c == ';':
 			if semi || !restOfLine || assignmentFollows(t, j) {
 				goto done
@@ -861,7 +1109,10 @@ func bareValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
-			if depth == 0 && !restOfLine {
+			// A closing bracket ends the value when it closes what holds
+			// it (f(token=abc), [token=abc]); inside a token
+			// (…vrD)l(&C2…) it is one of its bytes.
+			if depth == 0 && !restOfLine && (j+1 >= len(t) || !isRunByte(t[j+1])) {
 				goto done
 			}
 			depth = max(0, depth-1)
@@ -1033,7 +1284,7 @@ func plausibleValue(v string, class nameClass) bool {
 		// query or code more often than a passphrase.
 		return false
 	}
-	if numberLike(v) || isReference(v) || strings.Contains(v, maskKeyword) || looksLikePattern(v) {
+	if numberLike(v) || isTimestamp(v) || isReference(v) || strings.Contains(v, maskKeyword) || looksLikePattern(v) {
 		return false // numbers, versions, dates, ports; references; masks; regexes and format strings
 	}
 	if n <= 16 {
@@ -1044,7 +1295,10 @@ func plausibleValue(v string, class nameClass) bool {
 			}
 		}
 	}
-	if isPlaceholder(v) || looksLikeWords(v) || looksLikePathOrURL(v) || looksLikeEnvName(v) {
+	if isPlaceholder(v) || looksLikePathOrURL(v) || looksLikeEnvName(v) || isHash(v) {
+		return false
+	}
+	if looksLikeWords(v) && !(class == namePassword && humanPassword(v)) {
 		return false
 	}
 	lower, upper, digit, other := charKinds(v)
@@ -1065,8 +1319,8 @@ func plausibleValue(v string, class nameClass) bool {
 // looksLikePattern reports regular expressions, format strings and
 // parenthesised expressions: (?:x), [^a], \d, {name}, (optional).
 func looksLikePattern(v string) bool {
-	if v[0] == '(' {
-		return true
+	if v[0] == '(' && (v[len(v)-1] == ')' || strings.Contains(v, "(?") || strings.Contains(v, `\`) || parenthesisedWord(v)) {
+		return true // (optional), (?i)..., (\d+), (bool, (self.username
 	}
 	if strings.Contains(v, "{") && strings.Contains(v, "}") {
 		return true
@@ -1079,9 +1333,30 @@ func looksLikePattern(v string) bool {
 	return false
 }
 
+// parenthesisedWord reports a value that opens a parenthesis on a word or
+// an identifier: "(bool," of a docstring, "(self.username" of an
+// expression. A random secret may start with "(" too, on random bytes.
+func parenthesisedWord(v string) bool {
+	i := 1
+	for i < len(v) && (isAlnum(v[i]) || v[i] == '_' || v[i] == '.') {
+		i++
+	}
+	return i >= 4 && identifierLike(v[1:i]) && (i == len(v) || v[i] == ',' || v[i] == ' ' || v[i] == ')')
+}
+
 // maxValue is the longest value the context detector considers: longer
 // ones are documents, not credentials (PEM bodies have their own detector).
 const maxValue = 4096
+
+// isTimestamp reports an ISO 8601 date and time (2026-09-19T00:00:00Z,
+// 2025-01-02 03:04:05+01:00): an expiry or a creation time.
+func isTimestamp(v string) bool {
+	if len(v) < 16 || len(v) > 35 || !numberLike(v[:10]) || v[4] != '-' || v[7] != '-' || (v[10] != 'T' && v[10] != ' ') {
+		return false
+	}
+	rest := strings.TrimRight(v[11:], "Z")
+	return numberLike(strings.NewReplacer("+", ":", ".", ":").Replace(rest))
+}
 
 // numberLike reports digits with separators: ports, versions, dates.
 func numberLike(v string) bool {
@@ -1096,6 +1371,37 @@ func numberLike(v string) bool {
 		}
 	}
 	return digits > 0
+}
+
+// hashPrefixes start the values of digests and password hashes: what a
+// setting named after a secret holds when it stores the secret's hash
+// (sha256:..., SRI sha512-..., bcrypt $2b$, argon2, crypt(3) $6$, LDAP
+// {SSHA}, Django pbkdf2_sha256$, SSH fingerprints SHA256:...).
+var hashPrefixes = []string{"sha1:", "sha256:", "sha384:", "sha512:", "md5:", "sha1-", "sha256-", "sha384-", "sha512-",
+	"$2a$", "$2b$", "$2y$", "$argon2", "$scrypt$", "$pbkdf2", "$1$", "$5$", "$6$", "$y$", "{ssha}", "{sha}", "{ssha256}",
+	"{ssha512}", "{crypt}", "{bcrypt}", "pbkdf2_sha256$", "pbkdf2_sha1$", "bcrypt_sha256$", "argon2$", "scrypt:", "SHA256:", "MD5:"}
+
+// isHash reports a value that is a digest or a password hash by its
+// prefix.
+func isHash(v string) bool {
+	for _, p := range hashPrefixes {
+		if len(v) > len(p)+6 && (strings.HasPrefix(v, p) || (p[0] != '$' && hasPrefixFold(v, p))) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// humanPassword reports a value made of words that still reads as a
+// password a person chose: it has digits or symbols (summer_tiger18,
+// velvet.bluebird33), not a bare label (prod-db-primary).
+func humanPassword(v string) bool {
+	_, _, digit, _ := charKinds(v)
+	return digit || strings.ContainsAny(v, "!#$%&*+?@^~")
 }
 
 // isReference reports values that name a secret kept elsewhere: variables,
@@ -1127,7 +1433,7 @@ func isReference(v string) bool {
 	}
 	for _, p := range []string{"os.environ", "os.getenv", "process.env", "env(", "ENV[", "getenv(", "System.getenv",
 		"secrets.", "vars.", "config.", "settings.", "self.", "this.", "import.meta", "Deno.env", "vault:", "ref+",
-		"arn:aws:secretsmanager", "projects/", "secret://", "op://", "keyvault", "sm://", "env:", "file:"} {
+		"arn:aws:secretsmanager", "projects/", "secret://", "op://", "keyvault", "sm://", "env:", "file:", "<path:", "#{"} {
 		if strings.HasPrefix(v, p) {
 			return true
 		}
@@ -1140,10 +1446,40 @@ func isReference(v string) bool {
 // request.headers.get(...).
 func isCode(v string) bool {
 	if i := strings.IndexAny(v, "(["); i > 0 && (strings.HasSuffix(v, ")") || strings.HasSuffix(v, "]") ||
-		(identifierLike(v[:i]) && !allDigits(strings.ReplaceAll(v[:i], ".", "")))) {
+		(identifierLike(v[:i]) && !allDigits(strings.ReplaceAll(v[:i], ".", "")) && bracketsCloseAsCode(v[i:]))) {
 		return true
 	}
 	return dottedIdentifier(v)
+}
+
+// bracketsCloseAsCode reports whether the brackets of v (starting at its
+// first) balance as an expression's do, each closer followed by the end,
+// another bracket, a '.' or a ',': get("x").strip, creds["k"], a(b)[0];
+// not Bk[xx0Iw1HQ]J8XJ, a random token that holds brackets.
+func bracketsCloseAsCode(v string) bool {
+	depth := 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '(', '[':
+			depth++
+			// An argument or an index starts with a name, a number, a
+			// quote or another bracket: "(<1K" is no call.
+			if i+1 < len(v) && !(isAlnum(v[i+1]) || strings.IndexByte("_'\"([)]-.", v[i+1]) >= 0) {
+				return false
+			}
+		case ')', ']':
+			depth--
+			if depth < 0 {
+				return false
+			}
+			if i+1 < len(v) && strings.IndexByte(".([)],;", v[i+1]) < 0 {
+				return false
+			}
+		}
+	}
+	// A call left open was cut at a blank between its arguments
+	// (slice(0, 3)); a bracket left open among random bytes is theirs.
+	return depth == 0 || strings.HasSuffix(v, ",") || strings.HasSuffix(v, "(") || strings.HasSuffix(v, "[")
 }
 
 // identifierLike reports a name of code: letters, digits, '_' and '.',

@@ -97,6 +97,45 @@ func TestDetect(t *testing.T) {
 		{"certificate", "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0B\n-----END CERTIFICATE-----", ""},
 		{"public key", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKC\n-----END PUBLIC KEY-----", ""},
 
+		// Passwords in URLs as people write them, unencoded (issue 17, leak 2).
+		{"url password with # / ?", "DATABASE_URL=postgres://admin:Kq7#mZ2p/x?y@db.example.com:5432/app",
+			"DATABASE_URL=postgres://admin:[REDACTED:url-password#1]@db.example.com:5432/app"},
+		{"url password with ( [ < >", "mysql://root:p(a)ss[w]<o>rd9@10.0.0.1/db", "mysql://root:[REDACTED:url-password#1]@10.0.0.1/db"},
+		{"url password with @", "mongodb+srv://app:S3cr@t!x9@cluster0.ab1cd.mongodb.net/db?w=majority",
+			"mongodb+srv://app:[REDACTED:url-password#1]@cluster0.ab1cd.mongodb.net/db?w=majority"},
+		{"url password percent-encoded reference", "postgres://app:%24%7BDB_PASSWORD%7D@db:5432/x", ""},
+		{"url path with a colon is no userinfo", "https://example.com/a:b/c@d", ""},
+
+		// Secret-setting commands: the value is secret whatever its shape.
+		{"gh secret set", "gh secret set CODECOV_TOKEN --body 5f1c3b2a-9d4e-4c1b-8a7f-2e6d9b0c4a13 --repo acme/api",
+			"gh secret set CODECOV_TOKEN --body [REDACTED:secret-command#1] --repo acme/api"},
+		{"kubectl from-literal", "kubectl create secret generic app --from-literal=deploy-id=5f1c3b2a-9d4e-4c1b-8a7f-2e6d9b0c4a13 -n prod",
+			"kubectl create secret generic app --from-literal=deploy-id=[REDACTED:secret-command#1] -n prod"},
+		{"fly secrets set", "fly secrets set SENTRY_DSN_KEY=summer-tiger DB_URL_SUFFIX=x7Kq2mZ9", "fly secrets set SENTRY_DSN_KEY=[REDACTED:secret-command#1] DB_URL_SUFFIX=[REDACTED:secret-command#2]"},
+		{"ssm SecureString", "aws ssm put-parameter --name /prod/deploy/id --type SecureString --value 5f1c3b2a-9d4e-4c1b-8a7f-2e6d9b0c4a13",
+			"aws ssm put-parameter --name /prod/deploy/id --type SecureString --value [REDACTED:secret-command#1]"},
+		{"ssm String is not a secret", "aws ssm put-parameter --name /prod/deploy/id --type String --value 5f1c3b2a-9d4e-4c1b-8a7f-2e6d9b0c4a13", ""},
+		{"echo into --password-stdin", "echo 9f8e7d6c5b4a39281706 | docker login -u ci --password-stdin ghcr.io", "echo [REDACTED:secret-command#1] | docker login -u ci --password-stdin ghcr.io"},
+		{"secret command reference", `gh secret set TOKEN --body "$TOKEN"`, ""},
+		{"same uuid as a request id", "curl -H 'X-Request-Id: 5f1c3b2a-9d4e-4c1b-8a7f-2e6d9b0c4a13' https://api.acme.io", ""},
+		{"uuid under a secret name", "HEROKU_API_KEY=5f1c3b2a-9d4e-4c1b-8a7f-2e6d9b0c4a13", "HEROKU_API_KEY=[REDACTED:api-key#1]"},
+
+		// Terraform variables: the label or the sensitive flag says it.
+		{"terraform sensitive", "variable \"upload\" {\n  sensitive = true\n  default   = \"c6992a32e9dd574da7af39280b04de03\"\n}",
+			"variable \"upload\" {\n  sensitive = true\n  default   = \"[REDACTED:secret#1]\"\n}"},
+		{"terraform secret name", "variable \"db_password\" {\n  default = \"" + pw + "\"\n}", "variable \"db_password\" {\n  default = \"[REDACTED:password#1]\"\n}"},
+		{"terraform hash", "variable \"token_sha256\" {\n  sensitive = true\n  default   = \"c6992a32e9dd574da7af39280b04de03\"\n}", ""},
+
+		// Values that describe a secret without being one.
+		{"hash under a secret name", "password: $2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW\ntoken: sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", ""},
+		{"expiry under a secret name", "TOKEN_EXPIRES=2026-09-19T00:00:00Z", ""},
+		{"typographic quotes", "Résumé → DATADOG_API_KEY=“a850c7cd0aad14fc623e28d9e409a6de”", "Résumé → DATADOG_API_KEY=“[REDACTED:api-key#1]”"},
+		{"service-account key id", `{"type": "service_account", "private_key_id": "d687f9f5d0f64914b820c46279128d94e536da81"}`,
+			`{"type": "service_account", "private_key_id": "[REDACTED:private-key-id#1]"}`},
+		{"words with a number are a password", "PASSWORD=summer_tiger18\nX-Redis-Password: harbor.granite50", "PASSWORD=[REDACTED:password#1]\nX-Redis-Password: [REDACTED:password#2]"},
+		{"quoted header argument", `curl -H 'X-Db-Password: a<b)cK9#x2Lq' https://x`, `curl -H 'X-Db-Password: [REDACTED:password#1]' https://x`},
+		{"doppler service token with its config", "DOPPLER_TOKEN_X dp.st.prd_backend.WXJPF2KauuyViX2jNss3H3yKUENtYhPfvF6ISqyWvP", "DOPPLER_TOKEN_X [REDACTED:doppler-token#1]"},
+
 		// Kubernetes and Docker.
 		{"k8s secret", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  username: YWRtaW4=\n  password: czNjcjN0LXBhc3N3b3Jk\n",
 			"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  username: [REDACTED:kubernetes-secret#1]\n  password: [REDACTED:kubernetes-secret#2]\n"},

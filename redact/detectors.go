@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"net/url"
 	"strings"
 )
 
@@ -19,8 +20,14 @@ func goRules() []*rule {
 			keywords: []string{"://"}, prio: prioURL, detect: detectURLCreds},
 		{id: "basic-auth-password", description: "user:password given to curl -u / --user and similar flags",
 			keywords: []string{"-u ", "--user ", "--user=", "--basic-auth ", "--proxy-user "}, prio: prioURL, detect: detectUserFlag},
-		{id: "password", description: "password flag of mysql-family clients (-pSECRET) and registry logins (-p SECRET)",
-			keywords: []string{" -p"}, caseSensitive: true, prio: prioContext, detect: detectPasswordFlag},
+		{id: "password", description: "password flag of the tools that define one (mysql -pSECRET, docker login -p, ldapsearch -w, redis-cli -a, sqlcmd -P, keytool -storepass, ...)",
+			keywords: toolFlagKeywords(), caseSensitive: true, prio: prioContext, detect: detectToolFlag},
+		{id: "password", description: "OpenSSL -passin/-passout pass:PASSWORD", keywords: []string{"pass:"}, caseSensitive: true,
+			prio: prioContext, detect: detectOpenSSLPass},
+		{id: "password", description: "SQL user and role passwords (IDENTIFIED BY, WITH PASSWORD)",
+			keywords: []string{"identified by", "password '", "password \"", "password e'"}, prio: prioContext, detect: detectSQLPassword},
+		{id: "password", description: "Redis AUTH command and requirepass/masterauth settings",
+			keywords: []string{"auth ", "requirepass ", "masterauth "}, prio: prioContext, detect: detectRedisAuth},
 		{id: "password", description: "password in prose after a login or credentials (\"login is admin / S3cret!\")",
 			keywords: []string{"login", "credentials", "creds"}, prio: prioContext, detect: detectLoginPair},
 		{id: "kubernetes-secret", description: "values under data: or stringData: of a Kubernetes Secret (YAML or JSON)",
@@ -28,6 +35,10 @@ func goRules() []*rule {
 			prio:     prioContext, detect: detectK8sSecret},
 		{id: "secret-file", description: "lone high-entropy line printed by cat of a key, secret or token file",
 			keywords: []string{"cat "}, prio: prioContext, detect: detectCatSecretFile},
+		{id: "secret-command", description: "value given to a secret-setting command (gh secret set, kubectl create secret --from-literal, vault kv put, fly secrets set, aws ssm put-parameter SecureString, ...)",
+			keywords: secretCommandKeywords(), prio: prioContext, detect: detectSecretCommand},
+		{id: "terraform-variable", description: "default of a Terraform variable that is sensitive or named like a secret",
+			keywords: []string{"variable \""}, caseSensitive: true, prio: prioContext, detect: detectTerraformVariable},
 	}
 }
 
@@ -175,6 +186,13 @@ func detectPuTTY(sc *scan, ks, ke int) {
 var trivialURLPasswords = set("pass", "password", "passwd", "pwd", "secret", "xxx", "user", "username", "pw", "****", "***",
 	"foo", "bar", "baz", "qux", "test", "testing", "dummy", "qwerty")
 
+// detectURLCreds finds the password of scheme://user:password@host. The
+// password is taken as people write it, unencoded too: it may hold / ? # (
+// [ < > and even @, so the authority does not end at the first of them.
+// The user name ends at the first colon and holds none of / ? # @; the
+// password ends at the first @ followed by a host and what may follow a
+// host (a port, a path, a query, the end of the URL). It never spans a
+// blank, a quote or another "://".
 func detectURLCreds(sc *scan, ks, ke int) {
 	t := sc.text
 	s := ks
@@ -184,32 +202,82 @@ func detectURLCreds(sc *scan, ks, ke int) {
 	if s == ks {
 		return
 	}
-	u, at := ke, -1
-	for j := u; j < len(t) && j-u < 1024; j++ {
+	u := ke
+	colon := -1
+	for j := u; j < len(t) && j-u < 256; j++ {
 		c := t[j]
-		if c == '/' || c == '?' || c == '#' || isSpace(c) || isQuote(c) || c == '\\' || c == '<' || c == '>' {
+		if c == ':' {
+			colon = j
 			break
 		}
-		if c == '@' {
-			at = j
+		if c == '/' || c == '?' || c == '#' || c == '@' || c == '[' || isSpace(c) || isQuote(c) || c == '\\' || c == '<' || c == '>' {
+			return
 		}
 	}
-	if at < 0 || at+1 >= len(t) || !(isAlnum(t[at+1]) || t[at+1] == '[') {
-		return
-	}
-	colon := strings.IndexByte(t[u:at], ':')
 	if colon < 0 {
 		return
 	}
-	ps, pe := u+colon+1, at
+	ps := colon + 1
+	pe := -1
+	for j := ps; j < len(t) && j-ps < 512; j++ {
+		c := t[j]
+		if isSpace(c) || isQuote(c) || c == '\\' || (c == ':' && strings.HasPrefix(t[j:], "://")) {
+			break
+		}
+		if c == '@' && hostFollows(t, j+1) {
+			pe = j
+			break
+		}
+	}
+	if pe <= ps {
+		return
+	}
 	pw := t[ps:pe]
-	if pw == "" || trivialURLPasswords[strings.ToLower(pw)] || isReference(pw) || isPlaceholder(pw) || isCode(pw) {
+	if strings.IndexByte(pw, '%') >= 0 {
+		if d, err := url.PathUnescape(pw); err == nil {
+			pw = d // judged decoded: %7B%7B%20token%20%7D%7D is {{ token }}
+		}
+	}
+	if trivialURLPasswords[strings.ToLower(pw)] || isReference(pw) || isPlaceholder(pw) || isCode(pw) {
 		return
 	}
 	if _, ok := maskAt(t, ps); ok {
 		return
 	}
 	sc.add(ps, pe, sc.eng.labelRule("url-password"))
+}
+
+// hostFollows reports whether a URL's host starts at t[i] and is followed
+// by what may follow a host: a port, a path, a query, a fragment or the
+// end of the URL.
+func hostFollows(t string, i int) bool {
+	j := i
+	if j < len(t) && t[j] == '[' { // an IPv6 literal
+		e := strings.IndexByte(t[j:min(len(t), j+48)], ']')
+		if e < 0 {
+			return false
+		}
+		j += e + 1
+	} else {
+		for j < len(t) && (isAlnum(t[j]) || t[j] == '.' || t[j] == '-' || t[j] == '_') && j-i < 256 {
+			j++
+		}
+		if j == i || !isAlnum(t[i]) {
+			return false
+		}
+	}
+	if j >= len(t) {
+		return true
+	}
+	switch c := t[j]; {
+	case c == ':':
+		return j+1 < len(t) && t[j+1] >= '0' && t[j+1] <= '9' || j+1 == len(t) || t[j+1] == '/'
+	case c == '/' || c == '?' || c == '#' || isSpace(c) || isQuote(c) || c == '\\':
+		return true
+	case c == ',' || c == ';' || c == ')' || c == ']' || c == '>' || c == '<' || c == '|' || c == '`':
+		return true
+	}
+	return false
 }
 
 // detectUserFlag finds the password in curl -u user:password and the
@@ -252,32 +320,6 @@ func detectUserFlag(sc *scan, ks, ke int) {
 		return
 	}
 	sc.add(ps, ve, sc.eng.labelRule("basic-auth-password"))
-}
-
-// detectPasswordFlag finds -pSECRET given to mysql-family clients and
-// "-p SECRET" given to registry logins.
-func detectPasswordFlag(sc *scan, ks, ke int) {
-	t := sc.text
-	ls := ks
-	for ls > 0 && ks-ls < 300 && !lineSepBefore(t, ls) {
-		ls--
-	}
-	line := strings.ToLower(t[ls:ks])
-	var vs, ve int
-	var ok bool
-	switch {
-	case strings.Contains(line, "mysql") || strings.Contains(line, "mariadb"):
-		if ke >= len(t) || isSpace(t[ke]) {
-			return // -p alone prompts for the password
-		}
-		vs, ve, ok = readValue(t, ke, false, false, false)
-	case strings.Contains(line, " login") && ke < len(t) && t[ke] == ' ':
-		vs, ve, ok = readValue(t, skipBlanks(t, ke), false, false, false)
-	}
-	if !ok || !plausibleValue(t[vs:ve], namePassword) {
-		return
-	}
-	sc.add(vs, ve, sc.eng.labelRule("password"))
 }
 
 // Files whose whole content is a secret when printed.

@@ -156,6 +156,7 @@ var detectorLabels = map[string]int{
 	"aws-secret-access-key": prioContext + 1, "aws-session-token": prioContext + 1, "bearer-token": prioHeader,
 	"url-password": prioURL, "basic-auth-password": prioURL, "secret-file": prioContext,
 	"discord-bot-token": prioVendor, "azure-account-key": prioVendor, "session": prioContext, "kubernetes-secret": prioContext,
+	"private-key-id": prioContext, "terraform-variable": prioContext, "secret-command": prioContext,
 }
 
 func newEngine(rules []*rule, structural bool) *engine {

@@ -58,7 +58,8 @@ func FuzzRedact(f *testing.F) {
 
 func FuzzRedactJSON(f *testing.F) {
 	for _, s := range []string{`{"password": "` + tPassword + `"}`, `["` + tGitHub + `", 1, null]`,
-		`{"a": "line\n` + tNPM + `\"", "b": {"token": "x\\\"y"}}` + "\n" + `{"c": "d"}`} {
+		`{"a": "line\n` + tNPM + `\"", "b": {"token": "x\\\"y"}}` + "\n" + `{"c": "d"}`,
+		"$ tool --json\n" + `{"out": "caf\u00e9 \u201c` + tGitHub + `\u201d"}` + "\nExit code: 0"} {
 		f.Add(s)
 	}
 	r, err := New(Config{})
@@ -66,10 +67,21 @@ func FuzzRedactJSON(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		kind := jsonKindOf(in)
+		kind := jsonKind(in)
 		out, _ := r.RedactBytes([]byte(in))
 		if kind != docText && !validDoc(string(out), kind) {
 			t.Fatalf("JSON in, invalid out:\n in: %q\nout: %q", in, out)
+		}
+		// Lines of JSON among text stay JSON too.
+		inLines, outLines := strings.Split(in, "\n"), strings.Split(string(out), "\n")
+		if len(inLines) != len(outLines) {
+			t.Fatalf("%d lines in, %d out", len(inLines), len(outLines))
+		}
+		for i, l := range inLines {
+			if tl := strings.TrimSpace(l); tl != "" && strings.ContainsAny(tl[:1], `{["`) && json.Valid([]byte(tl)) &&
+				!json.Valid([]byte(strings.TrimSpace(outLines[i]))) {
+				t.Fatalf("line %d: JSON in, invalid out:\n in: %q\nout: %q", i, l, outLines[i])
+			}
 		}
 		if kind == docJSON {
 			var a, b any

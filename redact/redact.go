@@ -262,19 +262,16 @@ const maxRounds = 4
 // find returns the spans to mask in text. When it finds something it looks
 // again at the text as masked, until nothing new turns up: masking can
 // change what a detector sees (a name or a value that got shorter), and
-// Redact must be idempotent. clip, if set, restricts spans (to JSON
-// string literals).
-func (r *Redactor) find(text string, clip func(doc string, spans []cand) []cand) []cand {
+// Redact must be idempotent. clip, if set, restricts spans given in text's
+// offsets (to JSON string literals).
+func (r *Redactor) find(text string, clip func(spans []cand) []cand) []cand {
 	spans := r.scanOnce(text)
 	if clip != nil {
-		spans = clip(text, spans)
+		spans = clip(spans)
 	}
 	for round := 1; round < maxRounds && len(spans) > 0; round++ {
 		masked, starts, ends := r.render(text, spans)
 		more := r.scanOnce(masked)
-		if clip != nil {
-			more = clip(masked, more)
-		}
 		if len(more) == 0 {
 			break
 		}
@@ -282,6 +279,11 @@ func (r *Redactor) find(text string, clip func(doc string, spans []cand) []cand)
 		for i := range more {
 			more[i].start = unmask(more[i].start, spans, starts, ends)
 			more[i].end = unmask(more[i].end, spans, starts, ends)
+		}
+		if clip != nil {
+			if more = clip(more); len(more) == 0 {
+				break
+			}
 		}
 		spans = append(spans, more...)
 		slices.SortFunc(spans, func(a, b cand) int { return a.start - b.start })
@@ -338,9 +340,12 @@ func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
 }
 
 // Redact returns s with every secret masked, and what was found: each
-// finding's span is in s.
+// finding's span is in s. JSON in s (all of it, its lines, or lines of JSON
+// among other text) is read with its string literals decoded, so an escape
+// hides nothing, and masks replace bytes inside its literals only: JSON
+// stays valid.
 func (r *Redactor) Redact(s string) (string, []Finding) {
-	return r.apply(s, r.find(s, nil))
+	return r.redactDoc(s)
 }
 
 // String returns s with every secret masked.
@@ -349,10 +354,10 @@ func (r *Redactor) String(s string) string {
 	return out
 }
 
-// RedactBytes masks secrets in a document of any format. A JSON document,
-// or JSON Lines where every non-blank line is JSON, stays valid: masks only
-// ever replace bytes inside string literals, and every other byte is kept
-// as is. Other text is treated as Redact treats it.
+// RedactBytes masks secrets in a document of any format, as Redact does. A
+// JSON document, JSON Lines, and lines of JSON among other text stay
+// valid: masks only ever replace bytes inside string literals, and every
+// other byte is kept as is.
 func (r *Redactor) RedactBytes(b []byte) ([]byte, []Finding) {
 	out, found := r.redactDoc(string(b))
 	return []byte(out), found

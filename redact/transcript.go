@@ -86,7 +86,9 @@ func partField(t compact.PartType) string {
 // found: the rest cost one detection pass.
 func (r *Redactor) redactRaw(raw json.RawMessage) (json.RawMessage, []Finding) {
 	doc := string(raw)
-	spans := r.findInJSON(doc)
+	v, _ := newJSONView(doc)
+	defer v.release()
+	spans := r.findInView(doc, v)
 	if len(spans) == 0 {
 		return raw, nil
 	}
