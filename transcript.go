@@ -47,6 +47,11 @@ type Record struct {
 	// itself (Claude Code compact_boundary and summary lines, Codex
 	// compacted).
 	Marker bool `json:"marker,omitempty"`
+	// State is set by the reader on records that describe the state the
+	// session continues from rather than one message (Codex session_meta
+	// and turn_context): a compaction that drops the messages around one
+	// keeps the last record of its Type.
+	State bool `json:"state,omitempty"`
 }
 
 // Hash returns a sha256 of the transcript's messages (their content, in

@@ -154,7 +154,9 @@ func BenchmarkSave(b *testing.B) {
 			body, _ := json.Marshal(bigCheckpoint(b, "bench-save"))
 			times := make([]time.Duration, 0, b.N)
 			b.SetBytes(int64(len(body)))
+			w0 := writtenBytes()
 			b.ResetTimer()
+			defer func() { b.ReportMetric(float64(writtenBytes()-w0)/float64(b.N), "written-B/op") }()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				if err := s.put("bench-save", i, body); err != nil {
@@ -300,6 +302,45 @@ func BenchmarkGrowth(b *testing.B) {
 			b.ReportMetric(float64(written)/float64(final), "written/transcript")
 			b.ReportMetric(float64(total.Nanoseconds())/n/float64(steps), "ns/save")
 			b.ReportMetric(float64(late.Nanoseconds())/n/10, "ns/late-save")
+		})
+	}
+}
+
+// BenchmarkSaveAt is the cost of one save of a session that already holds
+// 10, 100 or 1,000 steps (4 elements each: two messages, a step, a cached
+// result), the change being one step's status: what a loop pays per step
+// once its transcript is long. Run it with TMPDIR=/dev/shm for the CPU
+// part alone.
+func BenchmarkSaveAt(b *testing.B) {
+	for _, steps := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprint("steps=", steps), func(b *testing.B) {
+			ctx := context.Background()
+			s, _ := checkpoint.NewFileStore(b.TempDir(), checkpoint.Options{})
+			c := storetest.NewSession("at")
+			for i := range steps {
+				storetest.Grow(c, i)
+			}
+			if err := s.Save(ctx, c, ""); err != nil {
+				b.Fatal(err)
+			}
+			times := make([]time.Duration, 0, b.N)
+			w0 := writtenBytes()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st := &c.Steps[steps/2]
+				if i%2 == 0 {
+					st.Status = checkpoint.StepRunning
+				} else {
+					st.Status = checkpoint.StepCompleted
+				}
+				t0 := time.Now()
+				if err := s.Save(ctx, c, c.ID); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(t0))
+			}
+			report(b, times, fullSize(b, c))
+			b.ReportMetric(float64(writtenBytes()-w0)/float64(b.N), "written-B/op")
 		})
 	}
 }

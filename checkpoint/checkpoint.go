@@ -162,9 +162,11 @@ type Checkpoint struct {
 	// when this one was.
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
-	// Hash is the sha256, in hex, of the checkpoint's body as stored (its
-	// encoding without Hash, before any encryption). In redacting mode that
-	// is the redacted body.
+	// Hash is the sha256, in hex, of the checkpoint as stored: its identity
+	// fields and the addresses of all its elements (the hashes of their
+	// encodings, keyed when encrypted), so it proves the whole content, as
+	// stored (in redacting mode, redacted). Checkpoints written before logs
+	// keep the hash of their body.
 	Hash string `json:"sha256,omitempty"`
 }
 
@@ -234,27 +236,30 @@ func ValidSessionID(id string) bool { return idPattern.MatchString(id) }
 
 // validate checks what the caller filled in, before a store assigns the
 // identity fields. An empty Status is refused like an unknown one: a
-// checkpoint always says where its session stands. Steps from index known
-// on were checked by an earlier save of the same steps (ids maps their IDs
-// to their index), so only the others are checked again.
-func (c *Checkpoint) validate(redacting bool, known int, ids map[string]int) error {
+// checkpoint always says where its session stands. Only the steps at
+// positions check are checked (all when kept is nil); kept tells whether
+// an ID is that of a step an earlier save checked and this one keeps.
+func (c *Checkpoint) validate(redacting bool, check []int, kept func(id string) bool) error {
 	if !ValidSessionID(c.Session) {
 		return fmt.Errorf("%w: session ID %q: want 1-128 of [A-Za-z0-9._-], starting with a letter or digit", ErrInvalid, c.Session)
 	}
 	if !c.Status.Valid() {
 		return fmt.Errorf("%w: session %s: unknown status %q", ErrInvalid, c.Session, c.Status)
 	}
-	seen := make(map[string]bool, len(c.Steps)-known)
-	isStep := func(id string) bool {
-		i, ok := ids[id]
-		return seen[id] || (ok && i < known)
+	if kept == nil {
+		kept = func(string) bool { return false }
+		check = make([]int, len(c.Steps))
+		for i := range check {
+			check[i] = i
+		}
 	}
-	for i := known; i < len(c.Steps); i++ {
+	seen := make(map[string]bool, len(check))
+	for _, i := range check {
 		s := &c.Steps[i]
 		if s.ID == "" {
 			return fmt.Errorf("%w: session %s: step %d has no ID", ErrInvalid, c.Session, i)
 		}
-		if isStep(s.ID) {
+		if seen[s.ID] || kept(s.ID) {
 			return fmt.Errorf("%w: session %s: step ID %q repeats", ErrInvalid, c.Session, s.ID)
 		}
 		seen[s.ID] = true
@@ -262,7 +267,7 @@ func (c *Checkpoint) validate(redacting bool, known int, ids map[string]int) err
 			return fmt.Errorf("%w: session %s: step %q: unknown status %q", ErrInvalid, c.Session, s.ID, s.Status)
 		}
 	}
-	if c.CurrentStep != "" && !isStep(c.CurrentStep) {
+	if c.CurrentStep != "" && !seen[c.CurrentStep] && !kept(c.CurrentStep) {
 		return fmt.Errorf("%w: session %s: current step %q is not a step", ErrInvalid, c.Session, c.CurrentStep)
 	}
 	if c.Status == StatusWaitingApproval && c.Pending == nil {
@@ -353,8 +358,10 @@ type Meta struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// Hash is the checkpoint's Hash.
 	Hash string `json:"sha256"`
-	// Size is the stored size in bytes; Codec how the body is stored
-	// ("plain" or "aes-gcm").
+	// Size is the bytes of the checkpoint's record (its elements are shared
+	// with other checkpoints and not counted), or of its file for a
+	// checkpoint written before logs; Codec how it is stored ("plain" or
+	// "aes-gcm").
 	Size  int    `json:"size"`
 	Codec string `json:"codec"`
 }

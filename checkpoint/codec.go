@@ -11,8 +11,9 @@ import (
 	"fmt"
 )
 
-// Stored form of a checkpoint (and of a FileStore head pointer): one header
-// line of JSON, then the payload.
+// Stored form of a checkpoint file and of a HEAD file, as FileStores wrote
+// them before logs (legacy.go reads them): one header line of JSON, then
+// the payload.
 //
 //	{"format":"compact-checkpoint","version":1,"kind":"checkpoint","codec":"plain","sha256":"…","size":N,"meta":{…}}\n
 //	<N bytes of payload>

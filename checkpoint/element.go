@@ -253,7 +253,7 @@ func sameMessage(a, b *compact.Message) bool {
 }
 
 func sameRecord(a, b *compact.Record) bool {
-	return a.At == b.At && a.Type == b.Type && a.Marker == b.Marker && sameRaw(a.Raw, b.Raw)
+	return a.At == b.At && a.Type == b.Type && a.Marker == b.Marker && a.State == b.State && sameRaw(a.Raw, b.Raw)
 }
 
 func sameStep(a, b *Step) bool {

@@ -18,7 +18,7 @@ func TestSameCoversEveryField(t *testing.T) {
 		reflect.TypeOf(compact.ToolCall{}):   5,
 		reflect.TypeOf(compact.Image{}):      3, // compared with ==
 		reflect.TypeOf(compact.Source{}):     3,
-		reflect.TypeOf(compact.Record{}):     4, // sameRecord
+		reflect.TypeOf(compact.Record{}):     5, // sameRecord
 		reflect.TypeOf(compact.ToolDef{}):    3, // sameTranscriptShell
 		reflect.TypeOf(compact.Transcript{}): 5,
 		reflect.TypeOf(Step{}):               8,  // sameStep

@@ -20,16 +20,18 @@ import (
 //
 //	blob:   'B' crc32c(rest) addr[32] kind codec data
 //	record: 'R' crc32c(rest) len(meta) meta-JSON len(info) info flags
-//	        per list: keep add addr[32]×add; head addr; transcript?; state?
+//	        per list: n sets (index addr[32])×sets adds addr[32]×adds;
+//	        head addr; transcript?; state?
 //
 // A record's meta (IDs, sequence, status, times, hash, codec) stays
 // readable without the key, like the header of the old checkpoint files;
 // its info (task and step counts, for List) and every blob's data are
 // sealed with AES-GCM when the store has a key, and addresses are then
 // keyed hashes, so equal content cannot be recognised by its address.
-// A record lists, for each element list, how many of its parent's entries
-// it keeps and which it appends, so a save that appends two messages
-// writes two addresses whatever the transcript's length. Records follow
+// A record says, for each element list, its new length, which of its
+// parent's entries it replaces and which it appends, so a save that
+// appends two messages or changes one step's status writes two addresses
+// or one, whatever the transcript's length. Records follow
 // each other in the log in chain order (a save appends only over the
 // latest), so a reader rebuilds every checkpoint by replaying the log.
 
@@ -68,13 +70,26 @@ type recordInfo struct {
 	CompletedSteps int    `json:"completed_steps"`
 }
 
+// listDelta says how one list differs from the parent's: its new length
+// n (shorter lists are cut), the entries it replaces (ascending
+// positions) and those it appends.
+type listDelta struct {
+	n    int
+	sets []setOp
+	add  []Addr
+}
+
+type setOp struct {
+	i int
+	a Addr
+}
+
 // logDelta says how a checkpoint's element lists differ from its parent's.
 type logDelta struct {
-	keep [numLists]int
-	add  [numLists][]Addr
-	head Addr
-	tr   *Addr // nil: no transcript
-	st   *Addr // nil: no State
+	lists [numLists]listDelta
+	head  Addr
+	tr    *Addr // nil: no transcript
+	st    *Addr // nil: no State
 }
 
 // logRecord is one decoded record frame.
@@ -143,9 +158,15 @@ func (r *logRecord) encode() []byte {
 	}
 	b = append(b, flags)
 	for l := range numLists {
-		b = binary.AppendUvarint(b, uint64(r.delta.keep[l]))
-		b = binary.AppendUvarint(b, uint64(len(r.delta.add[l])))
-		for _, a := range r.delta.add[l] {
+		d := &r.delta.lists[l]
+		b = binary.AppendUvarint(b, uint64(d.n))
+		b = binary.AppendUvarint(b, uint64(len(d.sets)))
+		for _, op := range d.sets {
+			b = binary.AppendUvarint(b, uint64(op.i))
+			b = append(b, op.a[:]...)
+		}
+		b = binary.AppendUvarint(b, uint64(len(d.add)))
+		for _, a := range d.add {
 			b = append(b, a[:]...)
 		}
 	}
@@ -207,20 +228,41 @@ func parseRecord(body []byte) (*logRecord, error) {
 	}
 	r.full = flags[0]&recordFull != 0
 	for l := range numLists {
-		if r.delta.keep[l], err = uv(); err != nil {
+		d := &r.delta.lists[l]
+		if d.n, err = uv(); err != nil {
 			return fail(err)
 		}
+		sets, err := uv()
+		if err != nil || sets > len(p)/33 {
+			return fail(errShort)
+		}
+		prev := -1
+		for range sets {
+			i, err := uv()
+			if err != nil {
+				return fail(err)
+			}
+			a, err := next(32)
+			if err != nil {
+				return fail(err)
+			}
+			if i <= prev || i >= d.n {
+				return fail(fmt.Errorf("list %d: replaced entry %d out of order or range", l, i))
+			}
+			prev = i
+			d.sets = append(d.sets, setOp{i: i, a: Addr(a)})
+		}
 		add, err := uv()
-		if err != nil {
-			return fail(err)
+		if err != nil || add > d.n {
+			return fail(errShort)
 		}
 		raw, err := next(32 * add)
 		if err != nil {
 			return fail(err)
 		}
-		r.delta.add[l] = make([]Addr, add)
+		d.add = make([]Addr, add)
 		for i := range add {
-			copy(r.delta.add[l][i][:], raw[32*i:])
+			copy(d.add[i][:], raw[32*i:])
 		}
 	}
 	h, err := next(32)
@@ -335,73 +377,115 @@ func (c codec) openBlob(session string, a Addr, b storedBlob, keyID string) ([]b
 	return nil, fmt.Errorf("%w: element %x has unknown codec %d", ErrCorrupt, a[:6], b.codec)
 }
 
-// logIndex is one checkpoint's element lists, with the running digest of
-// each list so a save extends it without rehashing what it keeps.
+// logIndex is one checkpoint's element lists, with the digest of each
+// chunk of chunkLen entries, so a save that changes or appends a few
+// entries rehashes their chunks and the chunks' digests, not the list.
 type logIndex struct {
-	lists   [numLists][]Addr
-	digests [numLists][][32]byte
-	head    Addr
-	tr, st  *Addr
+	lists  [numLists][]Addr
+	chunks [numLists][][32]byte
+	head   Addr
+	tr, st *Addr
 }
+
+const chunkLen = 64
 
 func (x *logIndex) clone() *logIndex {
 	y := &logIndex{head: x.head, tr: x.tr, st: x.st}
 	for l := range numLists {
 		y.lists[l] = append([]Addr(nil), x.lists[l]...)
-		y.digests[l] = append([][32]byte(nil), x.digests[l]...)
+		y.chunks[l] = append([][32]byte(nil), x.chunks[l]...)
 	}
 	return y
+}
+
+// chunkSum is the digest of one chunk of a list.
+func chunkSum(addrs []Addr) [32]byte {
+	h := sha256.New()
+	for i := range addrs {
+		h.Write(addrs[i][:])
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// touched returns the chunks of the list d makes of base whose digests
+// change, ascending: those holding a replaced entry, and from the chunk
+// where base and the new list part ways in length on.
+func touched(d *listDelta, baseLen int) []int {
+	var out []int
+	m := min(d.n, baseLen)
+	tail := -1
+	if d.n != baseLen {
+		tail = m / chunkLen
+		if m%chunkLen == 0 && d.n < baseLen && m > 0 {
+			tail = (m - 1) / chunkLen // the cut ends a chunk: it changes
+		}
+	}
+	for _, op := range d.sets {
+		c := op.i / chunkLen
+		if tail >= 0 && c >= tail {
+			break
+		}
+		if len(out) == 0 || out[len(out)-1] != c {
+			out = append(out, c)
+		}
+	}
+	if tail >= 0 {
+		for c := tail; c*chunkLen < d.n; c++ {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // apply turns x (the parent's index) into the child's, in place.
 func (x *logIndex) apply(d *logDelta) error {
 	for l := range numLists {
-		if d.keep[l] > len(x.lists[l]) {
-			return fmt.Errorf("%w: record keeps %d entries of a list of %d", ErrCorrupt, d.keep[l], len(x.lists[l]))
+		ld := &d.lists[l]
+		baseLen := len(x.lists[l])
+		m := min(ld.n, baseLen)
+		if m+len(ld.add) != ld.n {
+			return fmt.Errorf("%w: record makes a list of %d from %d entries and %d more", ErrCorrupt, ld.n, m, len(ld.add))
 		}
-		x.lists[l] = x.lists[l][:d.keep[l]]
-		x.digests[l] = x.digests[l][:d.keep[l]]
-		for _, a := range d.add[l] {
-			x.push(l, a)
+		if len(ld.sets) > 0 && ld.sets[len(ld.sets)-1].i >= m {
+			return fmt.Errorf("%w: record replaces entry %d of a list of %d", ErrCorrupt, ld.sets[len(ld.sets)-1].i, m)
 		}
+		list := x.lists[l][:m]
+		for _, op := range ld.sets {
+			list[op.i] = op.a
+		}
+		list = append(list, ld.add...)
+		x.lists[l] = list
+		chunks := x.chunks[l][:min(len(x.chunks[l]), (ld.n+chunkLen-1)/chunkLen)]
+		for _, c := range touched(ld, baseLen) {
+			sum := chunkSum(list[c*chunkLen : min(ld.n, (c+1)*chunkLen)])
+			if c < len(chunks) {
+				chunks[c] = sum
+			} else {
+				chunks = append(chunks, sum)
+			}
+		}
+		x.chunks[l] = chunks
 	}
 	x.head, x.tr, x.st = d.head, d.tr, d.st
 	return nil
 }
 
-func (x *logIndex) push(l int, a Addr) {
-	var prev [32]byte
-	if n := len(x.digests[l]); n > 0 {
-		prev = x.digests[l][n-1]
-	}
-	x.lists[l] = append(x.lists[l], a)
-	x.digests[l] = append(x.digests[l], chainDigest(prev, a))
-}
-
-func chainDigest(prev [32]byte, a Addr) [32]byte {
-	var buf [64]byte
-	copy(buf[:32], prev[:])
-	copy(buf[32:], a[:])
-	return sha256.Sum256(buf[:])
-}
-
 // hash returns the checkpoint hash of a record over index x: a sha256 of
-// its identity and of every element's address (through the lists'
-// digests), so it proves the whole content like a hash of a full snapshot,
-// yet costs the same for a long transcript as for a short one.
+// its identity and of every element's address (through the chunks'
+// digests: a two-level Merkle tree), so it proves the whole content like a
+// hash of a full snapshot, yet costs about the same for a long transcript
+// as for a short one.
 func (x *logIndex) hash(m *recordMeta) string {
 	var n [numLists]int
-	var tips [numLists][32]byte
 	for l := range numLists {
 		n[l] = len(x.lists[l])
-		if n[l] > 0 {
-			tips[l] = x.digests[l][n[l]-1]
-		}
 	}
-	return hashOf(m, x.head, x.tr, x.st, n, tips)
+	return hashOf(m, x.head, x.tr, x.st, n, x.chunks)
 }
 
-func hashOf(m *recordMeta, head Addr, tr, st *Addr, n [numLists]int, tips [numLists][32]byte) string {
+func hashOf(m *recordMeta, head Addr, tr, st *Addr, n [numLists]int, chunks [numLists][][32]byte) string {
 	h := sha256.New()
 	str := func(s string) {
 		var b [8]byte
@@ -430,7 +514,9 @@ func hashOf(m *recordMeta, head Addr, tr, st *Addr, n [numLists]int, tips [numLi
 		var b [8]byte
 		binary.LittleEndian.PutUint64(b[:], uint64(n[l]))
 		h.Write(b[:])
-		h.Write(tips[l][:])
+		for i := range chunks[l] {
+			h.Write(chunks[l][i][:])
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -142,7 +142,7 @@ func (s *LogStore) rebuild(ss *logSession, from, to int) ([][]byte, error) {
 	first.full = true
 	first.delta = logDelta{head: x.head, tr: x.tr, st: x.st}
 	for l := range numLists {
-		first.delta.add[l] = x.lists[l]
+		first.delta.lists[l] = listDelta{n: len(x.lists[l]), add: x.lists[l]}
 	}
 	recs := []*logRecord{&first}
 	recs = append(recs, ss.recs[from+1:to+1]...)
@@ -171,7 +171,12 @@ func (s *LogStore) rebuild(ss *logSession, from, to int) ([][]byte, error) {
 			}
 		}
 		for l := range numLists {
-			for _, a := range d.add[l] {
+			for _, op := range d.lists[l].sets {
+				if err := need(op.a); err != nil {
+					return nil, err
+				}
+			}
+			for _, a := range d.lists[l].add {
 				if err := need(a); err != nil {
 					return nil, err
 				}

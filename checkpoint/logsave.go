@@ -40,34 +40,80 @@ func (b *batch) put(kind byte, data []byte) Addr {
 
 // listPlan is how one list of a save differs from the head's.
 type listPlan struct {
-	keep   int    // entries of the head's list kept
-	add    []Addr // entries appended
-	idKeep int    // leading entries recognised as the caller's earlier ones
+	d listDelta
+	// changed lists the positions (ascending) whose item was not
+	// recognised as the one saved there before: encoded, and copied into
+	// the new head's refs.
+	changed []int
 }
 
-// planList compares items with the refs of the head's list (base) and
-// encodes only what it cannot recognise.
+// planList compares items with the refs of the head's list (base), by
+// position, and encodes only what it cannot recognise.
 func planList[T any](b *batch, kind byte, items, ref []T, base []Addr, same func(x, y *T) bool, enc func(*T) ([]byte, error)) (listPlan, error) {
-	var p listPlan
-	if len(ref) == len(base) {
-		for p.idKeep < len(items) && p.idKeep < len(ref) && same(&items[p.idKeep], &ref[p.idKeep]) {
-			p.idKeep++
-		}
+	if len(ref) != len(base) {
+		ref = nil // refs of another head: recognise nothing
 	}
-	addrs := make([]Addr, 0, len(items)-p.idKeep)
-	for i := p.idKeep; i < len(items); i++ {
+	p := listPlan{d: listDelta{n: len(items)}}
+	m := min(len(items), len(base))
+	for i := range items {
+		if i < len(ref) && same(&items[i], &ref[i]) {
+			continue
+		}
 		data, err := enc(&items[i])
 		if err != nil {
 			return p, err
 		}
-		addrs = append(addrs, b.put(kind, data))
+		a := b.put(kind, data)
+		p.changed = append(p.changed, i)
+		switch {
+		case i >= m:
+			p.d.add = append(p.d.add, a)
+		case a != base[i]:
+			p.d.sets = append(p.d.sets, setOp{i: i, a: a})
+		}
 	}
-	p.keep = p.idKeep
-	for p.keep < len(base) && p.keep-p.idKeep < len(addrs) && addrs[p.keep-p.idKeep] == base[p.keep] {
-		p.keep++
-	}
-	p.add = addrs[p.keep-p.idKeep:]
 	return p, nil
+}
+
+// nextRefs returns the refs of a list after a save: the old ones cut to
+// the new length, with the changed positions copied from items.
+func nextRefs[T any](old, items []T, p listPlan, clone func(T) T) []T {
+	if len(old) > p.d.n {
+		old = old[:p.d.n]
+	}
+	for _, i := range p.changed {
+		if i < len(old) {
+			old[i] = clone(items[i])
+		} else {
+			old = append(old, clone(items[i]))
+		}
+	}
+	return old
+}
+
+func same[T any](x T) T { return x }
+
+// nextKeyed is nextRefs for a list whose items have keys, keeping the map
+// from key to position (at) up to date.
+func nextKeyed[T any](old []T, at map[string]int, items []T, p listPlan, baseLen int, key func(T) string) ([]T, map[string]int) {
+	if at == nil || len(old) != baseLen {
+		old, at = nil, map[string]int{}
+	}
+	for _, i := range p.changed {
+		if i < len(old) && at[key(old[i])] == i {
+			delete(at, key(old[i]))
+		}
+	}
+	for i := p.d.n; i < len(old); i++ {
+		if at[key(old[i])] == i {
+			delete(at, key(old[i]))
+		}
+	}
+	old = nextRefs(old, items, p, same[T])
+	for _, i := range p.changed {
+		at[key(old[i])] = i
+	}
+	return old, at
 }
 
 // Save implements Store: it appends the elements the head does not hold
@@ -78,7 +124,7 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 		return fmt.Errorf("checkpoint store: default redactor: %w", err)
 	}
 	if !ValidSessionID(c.Session) {
-		return c.validate(false, 0, nil)
+		return c.validate(false, nil, nil)
 	}
 	if parent != "" && !ValidSessionID(parent) {
 		return fmt.Errorf("%w: parent ID %q", ErrInvalid, parent)
@@ -136,23 +182,17 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 			ref = ss.ref
 		}
 	}
-	// Steps recognised as saved before were checked then.
-	known := 0
-	if len(ref.steps) == len(base.lists[listSteps]) {
-		for known < len(c.Steps) && known < len(ref.steps) && sameStep(&c.Steps[known], &ref.steps[known]) {
-			known++
-		}
-	}
-	if err := c.validate(r != nil, known, ref.stepAt); err != nil {
-		return err
-	}
 	b := &batch{s: s, ss: ss, session: name, r: r, enc: newElemEncoder(), added: map[Addr]bool{}}
 	plans, next, err := s.plan(b, c, ref, base, &rec.delta)
 	if err != nil {
 		return err
 	}
+	// Steps recognised as saved before were checked then.
+	if err := c.validate(r != nil, plans[listSteps].changed, keptStep(ref, plans[listSteps])); err != nil {
+		return err
+	}
 	for l := range numLists {
-		rec.delta.keep[l], rec.delta.add[l] = plans[l].keep, plans[l].add
+		rec.delta.lists[l] = plans[l].d
 	}
 	m.Hash = base.hashWith(&rec.delta, m)
 	info, _ := json.Marshal(recordInfo{Task: maybeRedact(r, c.Task), Steps: len(c.Steps), CompletedSteps: c.CompletedSteps()})
@@ -162,7 +202,7 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 	rec.info = info
 	var events []Event
 	if s.events != nil {
-		events = s.transitions(name, ss, head, ref, plans[listSteps].idKeep, c, m)
+		events = s.transitions(name, ss, head, ref, plans[listSteps], c, m)
 	}
 	rf := rec.encode()
 	frames := append(b.frames, rf)
@@ -184,6 +224,23 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 		s.events(name, events)
 	}
 	return nil
+}
+
+// keptStep returns whether a step ID belongs to a step the save keeps as
+// it was saved (nil when the refs are not the head's: every step is
+// checked).
+func keptStep(ref refs, p listPlan) func(string) bool {
+	if ref.stepAt == nil || len(ref.steps) == 0 {
+		return nil
+	}
+	changed := make(map[int]bool, len(p.changed))
+	for _, i := range p.changed {
+		changed[i] = true
+	}
+	return func(id string) bool {
+		j, ok := ref.stepAt[id]
+		return ok && j < p.d.n && !changed[j]
+	}
 }
 
 func conflictError(session, want, have string) error {
@@ -255,13 +312,10 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 	if err != nil {
 		return fail(err)
 	}
-	// The cache is a map: its list keeps the order it was saved in, the
-	// entries recognised first, then new keys sorted.
-	ck, cache := cacheOrder(c.ToolCache, ref)
-	if len(ref.cache) != len(base.lists[listCache]) {
-		ck, cache = 0, cacheOrder0(c.ToolCache)
-	}
-	plans[listCache], err = planList(b, kindCache, cache, ref.cache[min(ck, len(ref.cache)):], base.lists[listCache][min(ck, len(base.lists[listCache])):],
+	// The cache is a map: its list keeps the order it was saved in, then
+	// new keys sorted.
+	cache := cacheOrder(c.ToolCache, ref)
+	plans[listCache], err = planList(b, kindCache, cache, ref.cache, base.lists[listCache],
 		func(x, y *cacheEntry) bool { return x.Key == y.Key && sameRaw(x.Value, y.Value) },
 		func(x *cacheEntry) ([]byte, error) {
 			if !json.Valid(x.Value) {
@@ -276,8 +330,6 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 	if err != nil {
 		return fail(err)
 	}
-	plans[listCache].keep += ck
-	plans[listCache].idKeep += ck
 	plans[listEffects], err = planList(b, kindEffect, c.SideEffects, ref.effects, base.lists[listEffects], sameEffect,
 		func(x *SideEffect) ([]byte, error) {
 			y := *x
@@ -370,52 +422,22 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 		shell = &x
 	}
 	state := c.State
-	newMsgs := cloneTail(msgs, plans[listMessages].idKeep, compact.Message.Clone)
-	newRecs := slices.Clone(recs[plans[listRecords].idKeep:])
-	newSteps := slices.Clone(c.Steps[plans[listSteps].idKeep:])
-	newCache := slices.Clone(cache[plans[listCache].idKeep-ck:])
-	newEffects := slices.Clone(c.SideEffects[plans[listEffects].idKeep:])
-	newComps := cloneTail(c.Compactions, plans[listCompactions].idKeep, func(x compact.Compaction) compact.Compaction {
-		x.DroppedIDs, x.Warnings = slices.Clone(x.DroppedIDs), slices.Clone(x.Warnings)
-		return x
-	})
+	// The head's index changes in place when the save is applied: its
+	// lengths now are what the refs were aligned with.
+	stepsLen, cacheLen := len(base.lists[listSteps]), len(base.lists[listCache])
 	next := func(old refs, id string) refs {
 		// In place: the old refs are the store's own and are replaced.
-		k := plans[listSteps].idKeep
-		if old.stepAt == nil {
-			old.stepAt = map[string]int{}
-		}
-		for i := k; i < len(old.steps); i++ {
-			if old.stepAt[old.steps[i].ID] == i {
-				delete(old.stepAt, old.steps[i].ID)
-			}
-		}
-		for i, st := range newSteps {
-			old.stepAt[st.ID] = k + i
-		}
-		kc := plans[listCache].idKeep
-		if old.cacheAt == nil {
-			old.cacheAt = map[string]int{}
-		}
-		for i := kc; i < len(old.cache); i++ {
-			if old.cacheAt[old.cache[i].Key] == i {
-				delete(old.cacheAt, old.cache[i].Key)
-			}
-		}
-		for i, e := range newCache {
-			old.cacheAt[e.Key] = kc + i
-		}
-		return refs{id: id,
-			msgs:    append(old.msgs[:plans[listMessages].idKeep], newMsgs...),
-			recs:    append(old.recs[:plans[listRecords].idKeep], newRecs...),
-			steps:   append(old.steps[:k], newSteps...),
-			stepAt:  old.stepAt,
-			cache:   append(old.cache[:kc], newCache...),
-			cacheAt: old.cacheAt,
-			effects: append(old.effects[:plans[listEffects].idKeep], newEffects...),
-			comps:   append(old.comps[:plans[listCompactions].idKeep], newComps...),
-			tshell:  shell, state: state,
-		}
+		n := refs{id: id, tshell: shell, state: state}
+		n.msgs = nextRefs(old.msgs, msgs, plans[listMessages], compact.Message.Clone)
+		n.recs = nextRefs(old.recs, recs, plans[listRecords], same[compact.Record])
+		n.steps, n.stepAt = nextKeyed(old.steps, old.stepAt, c.Steps, plans[listSteps], stepsLen, func(s Step) string { return s.ID })
+		n.cache, n.cacheAt = nextKeyed(old.cache, old.cacheAt, cache, plans[listCache], cacheLen, func(e cacheEntry) string { return e.Key })
+		n.effects = nextRefs(old.effects, c.SideEffects, plans[listEffects], same[SideEffect])
+		n.comps = nextRefs(old.comps, c.Compactions, plans[listCompactions], func(x compact.Compaction) compact.Compaction {
+			x.DroppedIDs, x.Warnings = slices.Clone(x.DroppedIDs), slices.Clone(x.Warnings)
+			return x
+		})
+		return n
 	}
 	return plans, next, nil
 }
@@ -428,26 +450,17 @@ func cloneTail[T any](in []T, from int, clone func(T) T) []T {
 	return out
 }
 
-// cacheOrder returns how many leading entries of the head's cache refs m
-// still holds unchanged, and the rest of m in order: the refs' remaining
-// entries m holds, then the new keys sorted.
-func cacheOrder(m map[string]json.RawMessage, ref refs) (int, []cacheEntry) {
-	k := 0
-	for k < len(ref.cache) {
-		e := &ref.cache[k]
-		if v, ok := m[e.Key]; !ok || !sameRaw(v, e.Value) {
-			break
-		}
-		k++
-	}
-	var out []cacheEntry
-	for _, e := range ref.cache[k:] {
+// cacheOrder lists a tool cache in the order the head's refs have it,
+// then the new keys sorted, so an unchanged cache keeps its order.
+func cacheOrder(m map[string]json.RawMessage, ref refs) []cacheEntry {
+	out := make([]cacheEntry, 0, len(m))
+	for _, e := range ref.cache {
 		if v, ok := m[e.Key]; ok {
 			out = append(out, cacheEntry{Key: e.Key, Value: v})
 		}
 	}
-	if k+len(out) == len(m) {
-		return k, out
+	if len(out) == len(m) {
+		return out
 	}
 	var fresh []string
 	for key := range m {
@@ -459,18 +472,12 @@ func cacheOrder(m map[string]json.RawMessage, ref refs) (int, []cacheEntry) {
 	for _, key := range fresh {
 		out = append(out, cacheEntry{Key: key, Value: m[key]})
 	}
-	return k, out
-}
-
-// cacheOrder0 lists m by key.
-func cacheOrder0(m map[string]json.RawMessage) []cacheEntry {
-	_, out := cacheOrder(m, refs{})
 	return out
 }
 
 // transitions lists the events of saving c over head. With the head's
-// refs at hand only the steps past the first known are compared.
-func (s *LogStore) transitions(name string, ss *logSession, head *logRecord, ref refs, known int, c *Checkpoint, m *recordMeta) []Event {
+// refs at hand only the steps the save changes are compared.
+func (s *LogStore) transitions(name string, ss *logSession, head *logRecord, ref refs, p listPlan, c *Checkpoint, m *recordMeta) []Event {
 	d := &Checkpoint{Session: name, ID: m.ID, Seq: m.Seq, Status: c.Status, Steps: c.Steps, UpdatedAt: m.UpdatedAt}
 	if head == nil {
 		if s.legacy != nil {
@@ -481,38 +488,66 @@ func (s *LogStore) transitions(name string, ss *logSession, head *logRecord, ref
 		return transitions(nil, d)
 	}
 	prev := headRecord{Info: SessionInfo{Status: head.meta.Status}, Steps: map[string]StepStatus{}}
-	var steps []Step
-	if ref.id == head.meta.ID {
-		steps = ref.steps[known:]
-		d.Steps = c.Steps[known:]
-	} else {
-		for _, a := range ss.head.lists[listSteps] {
-			if v, err := s.elem(name, ss, kindStep, a, head.meta.KeyID); err == nil {
-				steps = append(steps, v.(Step))
+	if ref.id == head.meta.ID && len(ref.steps) == len(ss.head.lists[listSteps]) {
+		d.Steps = nil
+		for _, i := range p.changed {
+			d.Steps = append(d.Steps, c.Steps[i])
+			if i < len(ref.steps) {
+				prev.Steps[ref.steps[i].ID] = ref.steps[i].Status
 			}
 		}
+		for i := p.d.n; i < len(ref.steps); i++ {
+			prev.Steps[ref.steps[i].ID] = ref.steps[i].Status
+		}
+		return transitions(&prev, d)
 	}
-	for _, st := range steps {
-		prev.Steps[st.ID] = st.Status
+	for _, a := range ss.head.lists[listSteps] {
+		if v, err := s.elem(name, ss, kindStep, a, head.meta.KeyID); err == nil {
+			prev.Steps[v.(Step).ID] = v.(Step).Status
+		}
 	}
 	return transitions(&prev, d)
 }
 
 // hashWith returns the hash of the checkpoint that applying d to x gives,
-// without changing x: each list's digest continues from the last entry
-// it keeps.
+// without changing x: only the chunks the delta touches are rehashed.
 func (x *logIndex) hashWith(d *logDelta, m *recordMeta) string {
 	var n [numLists]int
-	var tips [numLists][32]byte
+	var chunks [numLists][][32]byte
 	for l := range numLists {
-		k := d.keep[l]
-		if k > 0 {
-			tips[l] = x.digests[l][k-1]
+		ld := &d.lists[l]
+		base := x.lists[l]
+		n[l] = ld.n
+		t := touched(ld, len(base))
+		if len(t) == 0 { // unchanged, or cut at a chunk's end
+			chunks[l] = x.chunks[l][:min(len(x.chunks[l]), (ld.n+chunkLen-1)/chunkLen)]
+			continue
 		}
-		for _, a := range d.add[l] {
-			tips[l] = chainDigest(tips[l], a)
+		chunks[l] = append([][32]byte(nil), x.chunks[l][:min(len(x.chunks[l]), (ld.n+chunkLen-1)/chunkLen)]...)
+		k := min(ld.n, len(base))
+		buf := make([]Addr, 0, chunkLen)
+		for _, c := range t {
+			buf = buf[:0]
+			for i := c * chunkLen; i < min(ld.n, (c+1)*chunkLen); i++ {
+				switch {
+				case i >= k:
+					buf = append(buf, ld.add[i-k])
+				default:
+					buf = append(buf, base[i])
+				}
+			}
+			for _, op := range ld.sets {
+				if op.i/chunkLen == c {
+					buf[op.i-c*chunkLen] = op.a
+				}
+			}
+			sum := chunkSum(buf)
+			if c < len(chunks[l]) {
+				chunks[l][c] = sum
+			} else {
+				chunks[l] = append(chunks[l], sum)
+			}
 		}
-		n[l] = k + len(d.add[l])
 	}
-	return hashOf(m, d.head, d.tr, d.st, n, tips)
+	return hashOf(m, d.head, d.tr, d.st, n, chunks)
 }

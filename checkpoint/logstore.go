@@ -51,7 +51,10 @@ type LogBackend interface {
 
 // LogStore is the Store over a LogBackend: content-addressed elements,
 // records that say what changed, compare-and-set saves. FileStore and
-// checkpoint/redis's Store are LogStores.
+// checkpoint/redis's Store are LogStores. A LogStore keeps what it has read
+// of a session's log in memory (about the log's size), so that the next
+// read or save takes only what was appended since; it forgets the least
+// used of more than 1,024 sessions.
 type LogStore struct {
 	b     LogBackend
 	opts  Options

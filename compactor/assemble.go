@@ -6,17 +6,6 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// stateRecordTypes are the non-message records that describe the state a
-// session continues from rather than one message (Codex session_meta and
-// turn_context). Inside the dropped middle, the last record of each such
-// type is kept, moved to the handoff; every other record there (snapshots,
-// progress events, UI copies of dropped messages, markers of an agent's own
-// earlier compaction) is dropped with its messages.
-var stateRecordTypes = map[string]bool{
-	"session_meta": true,
-	"turn_context": true,
-}
-
 // assemble builds head + pinned + handoff + tail. handoff may be nil (prune
 // strategy: the middle was rewritten in place and is passed as middle).
 // origin maps each output message to its input index, -1 for the handoff.
@@ -66,7 +55,7 @@ func assemble(t *compact.Transcript, p *Plan, middle []compact.Message, handoff 
 func remapRecords(recs []compact.Record, p *Plan, pinned map[int]int, shift int) []compact.Record {
 	lastState := map[string]int{}
 	for k, r := range recs {
-		if r.At >= p.HeadEnd && r.At < p.TailStart && !r.Marker && stateRecordTypes[r.Type] {
+		if r.At >= p.HeadEnd && r.At < p.TailStart && !r.Marker && r.State {
 			if _, ok := pinned[r.At]; !ok {
 				lastState[r.Type] = k
 			}
@@ -81,7 +70,7 @@ func remapRecords(recs []compact.Record, p *Plan, pinned map[int]int, shift int)
 		default:
 			if i, ok := pinned[r.At]; ok {
 				r.At = i
-			} else if lastState[r.Type] == k && stateRecordTypes[r.Type] && !r.Marker {
+			} else if lastState[r.Type] == k && r.State && !r.Marker {
 				r.At = p.HeadEnd
 			} else {
 				continue

@@ -455,7 +455,7 @@ func (r *run) masked(all bool) *compact.Transcript {
 	p := &r.plan
 	var recs []compact.Record
 	for i, rec := range r.t.Records {
-		if rec.At < p.HeadEnd || rec.At >= p.TailStart || !all && !stateRecordTypes[rec.Type] {
+		if rec.At < p.HeadEnd || rec.At >= p.TailStart || !all && !rec.State {
 			continue // outside the middle, or dropped with it
 		}
 		if recs == nil {

@@ -235,9 +235,9 @@ func TestRecordsFollowTheirMessages(t *testing.T) {
 	in := agentRun(60, 600)
 	n := len(in.Messages)
 	in.Records = []compact.Record{
-		{At: 0, Type: "session_meta", Raw: []byte(`{"type":"session_meta"}`)},
-		{At: 10, Type: "turn_context", Raw: []byte(`{"n":1}`)},
-		{At: 20, Type: "turn_context", Raw: []byte(`{"n":2}`)},
+		{At: 0, Type: "session_meta", Raw: []byte(`{"type":"session_meta"}`), State: true},
+		{At: 10, Type: "turn_context", Raw: []byte(`{"n":1}`), State: true},
+		{At: 20, Type: "turn_context", Raw: []byte(`{"n":2}`), State: true},
 		{At: 30, Type: "event_msg", Raw: []byte(`{}`)},
 		{At: 40, Type: "compacted", Raw: []byte(`{}`), Marker: true},
 		{At: n - 1, Type: "event_msg", Raw: []byte(`{"last":true}`)},
@@ -253,7 +253,7 @@ func TestRecordsFollowTheirMessages(t *testing.T) {
 	}
 	out := res.Transcript
 	handoff := slices.IndexFunc(out.Messages, func(m compact.Message) bool { return m.Summary })
-	want := []compact.Record{in.Records[0], {At: handoff, Type: "turn_context", Raw: []byte(`{"n":2}`)},
+	want := []compact.Record{in.Records[0], {At: handoff, Type: "turn_context", Raw: []byte(`{"n":2}`), State: true},
 		{At: len(out.Messages) - 1, Type: "event_msg", Raw: []byte(`{"last":true}`)},
 		{At: len(out.Messages), Type: "event_msg", Raw: []byte(`{"end":true}`)}}
 	if len(out.Records) != len(want) {

@@ -47,7 +47,7 @@ func TestPruneMasksTheMiddlesSecrets(t *testing.T) {
 func TestCarriedStateRecordsAreMasked(t *testing.T) {
 	const secret = "postgres://admin:Kq7mZ2pXw9vB@db.internal/app"
 	in := agentRun(60, 600)
-	in.Records = []compact.Record{{At: 30, Type: "turn_context", Raw: json.RawMessage(`{"type":"turn_context","cwd":"/srv","env":"` + secret + `"}`)}}
+	in.Records = []compact.Record{{At: 30, Type: "turn_context", Raw: json.RawMessage(`{"type":"turn_context","cwd":"/srv","env":"` + secret + `"}`), State: true}}
 	res, err := mustNew(t, testConfig()).Compact(context.Background(), in)
 	if err != nil || !res.Changed() {
 		t.Fatalf("%v %+v", err, res.Record)

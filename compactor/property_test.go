@@ -93,7 +93,7 @@ func genTranscript(t *rapid.T) compact.Transcript {
 		msgs = append(msgs, call("bash", id()))
 	}
 	tr := transcript(msgs...)
-	tr.Records = []compact.Record{{At: 0, Type: "session_meta", Raw: json.RawMessage(`{}`)},
+	tr.Records = []compact.Record{{At: 0, Type: "session_meta", Raw: json.RawMessage(`{}`), State: true},
 		{At: len(msgs) / 2, Type: "event_msg", Raw: json.RawMessage(`{}`)}, {At: len(msgs), Type: "event_msg", Raw: json.RawMessage(`{}`)}}
 	return tr
 }

@@ -116,6 +116,11 @@ type Row struct {
 	// kind of name each is and where the dropped middle had it.
 	Missing []Missing `json:"missing,omitempty"`
 	Error   string    `json:"error,omitempty"`
+	// Needed lists every needed fact, sorted.
+	Needed []string `json:"needed,omitempty"`
+	// Handoff is the rendered handoff (not in JSON: see compact eval
+	// --handoffs).
+	Handoff string `json:"-"`
 }
 
 // Missing is a needed fact the compacted output lost.
@@ -216,6 +221,7 @@ func (e *Evaluator) cut(ctx context.Context, s *session, frac float64) (Row, boo
 		handoff = res.Handoff.Render()
 	}
 	row.HandoffChars = pythonLen(handoff)
+	row.Handoff = handoff
 
 	need := s.needed(s.msgs[:k], a, b, s.msgs[k:])
 	hay := newHaystack(out)
@@ -237,6 +243,9 @@ func (e *Evaluator) cut(ctx context.Context, s *session, frac float64) (Row, boo
 		}
 	}
 	row.Need = len(need)
+	for _, f := range need {
+		row.Needed = append(row.Needed, s.facts[f])
+	}
 	row.Missing = s.missing(lost, a, b)
 	row.Prune, row.PruneTokens = e.prune(ctx, t, row.Window, need, s)
 	return row, true

@@ -53,8 +53,9 @@ type LabelScore struct {
 	// Ask says whether the latest ask is there verbatim; nil when the
 	// labels have none, or (for a handoff of the window) when it was asked
 	// outside the window.
-	Ask     *bool    `json:"latest_ask_verbatim"`
-	Leaks   int      `json:"secrets_leaked"`
+	Ask   *bool `json:"latest_ask_verbatim"`
+	Leaks int   `json:"secrets_leaked"`
+	// Missing lists the items of the middle window the text lost.
 	Missing []string `json:"missing,omitempty"`
 	Chars   int      `json:"chars"`
 }
@@ -73,6 +74,10 @@ type LabelResult struct {
 	DroppedTo   int    `json:"dropped_to"`
 	Messages    int    `json:"messages"`
 	Error       string `json:"error,omitempty"`
+	// WindowText and CompactedText are the window's rendered handoff and
+	// the compaction's (not in JSON: see compact eval --handoffs).
+	WindowText    string `json:"-"`
+	CompactedText string `json:"-"`
 }
 
 // DefaultLabelWindow is the window a labelled transcript is compacted at
@@ -115,6 +120,7 @@ func (e *Evaluator) Labelled(ctx context.Context, name string, labels []byte, tr
 	}
 	text := h.Message().Text()
 	res.Window = ScoreLabels(&l, text)
+	res.WindowText = h.Render()
 	if !lt.askInWindow {
 		res.Window.Ask = nil
 	}
@@ -135,7 +141,8 @@ func (e *Evaluator) Labelled(ctx context.Context, name string, labels []byte, tr
 		return res
 	}
 	res.Compacted = ScoreLabels(&l, whole)
-	res.CompactedHO = ScoreLabels(&l, out.Handoff.Render())
+	res.CompactedText = out.Handoff.Render()
+	res.CompactedHO = ScoreLabels(&l, res.CompactedText)
 	return res
 }
 
@@ -310,12 +317,13 @@ func ScoreLabels(l *Labels, text string) LabelScore {
 		if mid {
 			sc.MiddleTotal++
 		}
-		if present(k) {
+		switch {
+		case present(k):
 			sc.Present++
 			if mid {
 				sc.MiddlePresent++
 			}
-		} else {
+		case mid:
 			sc.Missing = append(sc.Missing, k)
 		}
 	}

@@ -74,9 +74,22 @@ func TestLabelledMatchesScorer(t *testing.T) {
 			res.CompactedHO.MiddlePresent, res.CompactedHO.MiddleTotal, got.Leaks+res.Compacted.Leaks)
 	}
 	s := SummarizeLabels(results)
+	if s.WindowMiddle < windowFloor || s.CompactedMiddle < compactedFloor || s.Leaks > 0 ||
+		s.WindowAsksKept < s.WindowAsks || s.CompactedAsksKept < s.CompactedAsks {
+		t.Errorf("below the floors: window handoff %.3f (floor %.2f), compacted output %.3f (floor %.2f), asks %d/%d and %d/%d, leaks %d",
+			s.WindowMiddle, windowFloor, s.CompactedMiddle, compactedFloor, s.WindowAsksKept, s.WindowAsks, s.CompactedAsksKept, s.CompactedAsks, s.Leaks)
+	}
 	t.Logf("mean middle share: window handoff %.3f, compacted output %.3f, its handoff %.3f; asks kept %d/%d (window), %d/%d (output); leaks %d",
 		s.WindowMiddle, s.CompactedMiddle, s.CompactedHOMiddle, s.WindowAsksKept, s.WindowAsks, s.CompactedAsksKept, s.CompactedAsks, s.Leaks)
 }
+
+// Retention floors of the deterministic handoff on the labelled set, the
+// mean middle shares last measured, rounded down: they guard against
+// regressions (the goal is 0.90 for both).
+const (
+	windowFloor    = 0.89
+	compactedFloor = 0.93
+)
 
 // compactedText is the compacted output Labelled scored, made again.
 func compactedText(t *testing.T, ev *Evaluator, corpus string, labels []byte) string {

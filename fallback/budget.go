@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,15 +52,30 @@ var trimOrder = []sec{secLastTurns, secContext, secFiles, secActions, secDecisio
 
 // fillOrder is the order in which room left after the shares is handed
 // out again: the reverse of trimOrder.
-var fillOrder = []sec{secActive, secBlocked, secConstraints, secEarlierAsks, secErrors, secDecisions, secActions, secFiles, secContext, secLastTurns}
+var fillOrder = []sec{secActive, secBlocked, secConstraints, secEarlierAsks, secErrors, secDecisions, secActions, secFiles, secLastTurns, secContext}
+
+// narration marks the sections that tell what happened (actions, plans,
+// decisions, errors, the last turns, earlier asks and rules). Past the
+// default budget they stop growing: a larger handoff budget, given for a
+// longer window, is spent on the index of names and files, which holds the
+// most of what a next turn reaches for per token (measured: about ten
+// times as much as narration per byte).
+var narration = [nSecs]bool{secEarlierAsks: true, secConstraints: true, secActions: true, secActive: true,
+	secBlocked: true, secDecisions: true, secErrors: true, secLastTurns: true}
+
+// narrationBudget is the budget whose shares cap the narration sections.
+const narrationBudget = DefaultMaxTokens
 
 // limits are the resolved bounds of one Build.
 type limits struct {
-	max         int
-	count       func(string) int
-	item        [nSecs]int
-	secCap      [nSecs]int
-	setCap      [nSecs]bool // secCap comes from Config.SectionTokens
+	max    int
+	count  func(string) int
+	item   [nSecs]int
+	secCap [nSecs]int
+	setCap [nSecs]bool // secCap comes from Config.SectionTokens
+	// noOverflow marks sections that take no room past their cap, even
+	// room no other section can use.
+	noOverflow  [nSecs]bool
 	snapshotCap int
 	goalCap     int
 }
@@ -140,11 +156,73 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 		if left <= 0 {
 			break
 		}
-		if !lim.setCap[s] && len(b.secs[s].kept) < len(d.secs[s])+d.unlisted[s] {
+		if !lim.setCap[s] && !lim.noOverflow[s] && len(b.secs[s].kept) < len(d.secs[s])+d.unlisted[s] {
 			left -= topUp(&b.secs[s], costed[s], left-noteReserve, len(d.secs[s])+d.unlisted[s])
 		}
 	}
+	b.dedupeIndex(costed[secContext], len(d.secs[secContext])+d.unlisted[secContext], lim.max*weakShare/100)
 	return b, nil
+}
+
+// weakShare is the share of the budget, in percent, that weak index
+// entries (see entry.weak) may take: a tool printed them once and nobody
+// used them, so few are needed later (about one in seventy), but a reader
+// of code does reach for some of them.
+const weakShare = 15
+
+// indexGroups are the Critical context groups that list names, one entry
+// per name.
+var indexGroups = map[string]bool{"Names": true, "Calls": true, "Ids": true, "Versions": true, "URLs": true, "Commits": true, "Issues and PRs": true}
+
+// dedupeIndex spends the room Critical context was given again, leaving
+// out each name the rest of the handoff already spells out (in an action,
+// a file, a decision) or that a longer listed name holds (NewHash in
+// plumbing.NewHash()): a reader finds it there, and the room goes to the
+// next name by rank.
+func (b *bounded) dedupeIndex(costed []entry, total, weakRoom int) {
+	f := &b.secs[secContext]
+	room := sum(f.kept)
+	var other strings.Builder
+	other.WriteString(b.snapshot + "\n" + b.goal)
+	for s := range b.secs {
+		if sec(s) == secContext {
+			continue
+		}
+		for _, e := range b.secs[s].kept {
+			other.WriteString("\n" + e.text)
+		}
+	}
+	said := other.String()
+	var kept []entry
+	used, elsewhere := 0, 0
+	for _, e := range costed {
+		name := strings.TrimSuffix(e.text, "()")
+		if indexGroups[e.group] {
+			if strings.Contains(said, name) || slices.ContainsFunc(kept, func(k entry) bool { return strings.Contains(k.text, name) }) {
+				elsewhere++ // present, though not listed here
+				continue
+			}
+		}
+		if e.cost > room-used || e.weak && e.cost > weakRoom {
+			continue
+		}
+		if e.weak {
+			weakRoom -= e.cost
+		}
+		if indexGroups[e.group] {
+			// A longer name holds the shorter ones kept before it.
+			kept = slices.DeleteFunc(kept, func(k entry) bool {
+				if indexGroups[k.group] && strings.Contains(e.text, strings.TrimSuffix(k.text, "()")) {
+					used -= k.cost
+					return true
+				}
+				return false
+			})
+		}
+		kept = append(kept, e)
+		used += e.cost
+	}
+	f.kept, f.omitted = kept, max(total-len(kept)-elsewhere, 0)
 }
 
 // capTotal renders the handoff and, while the rendered text is over the

@@ -77,6 +77,10 @@ type result struct {
 	isError bool
 	exit    int
 	hasExit bool
+	// ack marks an output the same tool gave word for word to other calls
+	// too: an acknowledgement ("Todos have been modified successfully"),
+	// not news about this call.
+	ack bool
 }
 
 // failed reports whether the result says the call failed.

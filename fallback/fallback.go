@@ -151,6 +151,10 @@ type Config struct {
 	// LastTurns is how many of the window's final asks and agent messages
 	// "Last dropped turns" shows: 0 means 3, a negative value none.
 	LastTurns int
+	// Kept are the messages a compaction keeps verbatim around the window
+	// (its head and tail): names they hold need no place in the handoff's
+	// index.
+	Kept []compact.Message
 	// Redacted tells Build the caller has already passed the window through
 	// Redactor (as the compactor does before pruning), so Build skips its
 	// own pass over the whole window. Every item Build extracts is still
@@ -209,6 +213,7 @@ func extract(window []compact.Message, mask func(string) string, cfg Config, lim
 	if lastTurns == 0 {
 		lastTurns = 3
 	}
+	w.kept = keptNames(cfg.Kept)
 	d := w.build(lastTurns, cfg.Previous)
 	d.prune()
 	d.sanitize(mask)
@@ -237,6 +242,12 @@ func (cfg Config) limits() (*limits, error) {
 			lim.item[s] = cfg.ItemTokens
 		}
 		lim.secCap[s] = lim.max * defaultSectionShare[s] / 100
+		if narration[s] {
+			// Narration does not grow past what the default budget gives
+			// it: a larger budget goes to the index of names.
+			lim.secCap[s] = min(lim.max, narrationBudget) * defaultSectionShare[s] / 100
+			lim.noOverflow[s] = true
+		}
 	}
 	lim.snapshotCap = lim.max * snapshotShare / 100
 	lim.goalCap = min(lim.max*goalShare/100, goalMaxTokens)

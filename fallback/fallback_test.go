@@ -202,10 +202,12 @@ func TestPathsFromArgumentsAndText(t *testing.T) {
 		assert.Contains(t, files, want)
 	}
 	assert.Equal(t, 1, strings.Count(files, "src/x.go"), "one entry per file")
-	ctx := joined(h.CriticalContext)
-	assert.Contains(t, ctx, "https://github.com/o/r/issues/12")
-	assert.Contains(t, ctx, "#12")
-	assert.Contains(t, ctx, "3f2a9c1e")
+	// The agent's sentence holding them is a decision: the index does not
+	// repeat what the handoff already spells out.
+	all := h.Render()
+	assert.Contains(t, all, "https://github.com/o/r/issues/12")
+	assert.Contains(t, all, "#12")
+	assert.Contains(t, all, "3f2a9c1e")
 }
 
 func TestWindowStartsAndEndsMidExchange(t *testing.T) {

@@ -109,7 +109,7 @@ func pathOfItem(it string) string {
 
 // contextGroups are the labels under which Critical context packs its
 // entries, in render order.
-var contextGroups = []string{"Working directory", "Tests", "Installed", "URLs", "Commits", "Issues and PRs", "Names"}
+var contextGroups = []string{"Working directory", "Tests", "Installed", "URLs", "Commits", "Issues and PRs", "Names", "Calls", "Ids", "Versions"}
 
 // groupSep separates the entries of a Critical context group: commands
 // may hold commas.

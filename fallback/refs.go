@@ -5,24 +5,23 @@ import (
 	"strings"
 )
 
-// source says where in the window a reference was seen. Who wrote it
-// weighs how much it matters: the person's words most, the agent's next,
-// tool output least.
+// source says where in the window a reference was seen: who produced it.
 type source uint8
 
 const (
-	srcUser source = iota
-	srcAgent
-	srcThinking
-	srcArgs
-	srcResult
-	srcError // a line of a tool's output that reports an error
+	srcUser     source = iota
+	srcAgent           // the agent's message text
+	srcThinking        // the agent's reasoning
+	srcArgs            // a call's arguments: a command, a path, a query
+	srcEdit            // what an edit wrote into a file
+	srcResult          // a tool's output
+	srcError           // a line of a tool's output that reports an error
 	nSources
 )
 
 // sourceWeight is what one message of each source adds to a reference's
 // score.
-var sourceWeight = [nSources]int{srcUser: 4, srcAgent: 3, srcThinking: 2, srcArgs: 2, srcResult: 1, srcError: 2}
+var sourceWeight = [nSources]int{srcUser: 4, srcAgent: 3, srcThinking: 2, srcArgs: 2, srcEdit: 2, srcResult: 1, srcError: 2}
 
 // refStat gathers every sighting of one path or name.
 type refStat struct {
@@ -32,12 +31,16 @@ type refStat struct {
 	// msgs counts the distinct messages of each source that hold it.
 	msgs    [nSources]int
 	lastMsg [nSources]int
-	op      fileOp   // the strongest operation a call did on a path
-	ops     uint8    // every operation, as a bit set
-	lines   []string // line references seen with a path
-	span    bool     // written as `code` by the agent
-	git     bool     // a hex id seen next to git, commit or sha
-	dig     *digest  // what reads of the file showed of its contents
+	// firstMsg is the first message of each source that holds it.
+	firstMsg [nSources]int
+	called   bool     // written as a call: name(
+	defined  bool     // declared in a file a read showed
+	op       fileOp   // the strongest operation a call did on a path
+	ops      uint8    // every operation, as a bit set
+	lines    []string // line references seen with a path
+	span     bool     // written as `code` by the agent
+	git      bool     // a hex id seen next to git, commit or sha
+	dig      *digest  // what reads of the file showed of its contents
 	// digested counts the bytes of reads dig was made from.
 	digested int
 }
@@ -98,7 +101,7 @@ func (x *refIndex) get(kind refKind, text string) *refStat {
 		x.seq++
 		r = &refStat{text: strings.Clone(text), kind: kind, first: x.seq}
 		for i := range r.lastMsg {
-			r.lastMsg[i] = -1
+			r.lastMsg[i], r.firstMsg[i] = -1, -1
 		}
 		m[r.text] = r
 	}
@@ -111,7 +114,11 @@ func (x *refIndex) see(r ref, msg int, src source) *refStat {
 	if st.lastMsg[src] != msg {
 		st.lastMsg[src] = msg
 		st.msgs[src]++
+		if st.firstMsg[src] < 0 {
+			st.firstMsg[src] = msg
+		}
 	}
+	st.called = st.called || r.called
 	if r.line != "" && len(st.lines) < 8 && !contains(st.lines, r.line) {
 		st.lines = append(st.lines, strings.Clone(r.line))
 	}
@@ -168,6 +175,11 @@ func (x *refIndex) read(path, content string) {
 	}
 	st.digested += len(content)
 	d := readDigest(path, content)
+	for _, name := range d.defs {
+		if isIdentifier(name) {
+			x.get(refIdent, name).defined = true
+		}
+	}
 	if d.about == "" && len(d.notes)+len(d.defs)+len(d.uses)+len(d.env) == 0 {
 		return
 	}
@@ -285,6 +297,9 @@ func merge(into, r *refStat) {
 	for i := range r.msgs {
 		into.msgs[i] += r.msgs[i]
 		into.lastMsg[i] = max(into.lastMsg[i], r.lastMsg[i])
+		if r.firstMsg[i] >= 0 && (into.firstMsg[i] < 0 || r.firstMsg[i] < into.firstMsg[i]) {
+			into.firstMsg[i] = r.firstMsg[i]
+		}
 	}
 	into.ops |= r.ops
 	if r.op > into.op {

@@ -9,11 +9,13 @@ import (
 type refKind uint8
 
 const (
-	refPath  refKind = iota + 1 // a file path: POSIX, ~/, Windows or relative
-	refURL                      // http(s) and similar URLs
-	refIdent                    // a code identifier: snake_case, camelCase, dotted.chain, @scope/pkg
-	refSHA                      // a hex string that may be a commit id
-	refIssue                    // #123
+	refPath    refKind = iota + 1 // a file path: POSIX, ~/, Windows or relative
+	refURL                        // http(s) and similar URLs
+	refIdent                      // a code identifier: snake_case, camelCase, dotted.chain, @scope/pkg
+	refSHA                        // a hex string that may be a commit id
+	refIssue                      // #123
+	refVersion                    // 1.2.3, v2.0.1: three or more dotted numbers
+	refNumber                     // a number of four or more digits: an id, a port, a count
 )
 
 // ref is one reference found in text. Line is the line suffix of a path
@@ -22,6 +24,8 @@ type ref struct {
 	kind refKind
 	text string
 	line string
+	// called marks a name written as a call or an index: name( or name[.
+	called bool
 }
 
 // scanRefs calls fn for every path, URL, identifier, hex id and issue
@@ -149,8 +153,12 @@ func trimURL(u string) string {
 // classify decides what one fine token is and reports it.
 func classify(t string, fn func(ref)) {
 	t = trimToken(t)
+	if len(t) >= 4 && t[0] != '#' && !hasLetter(t) || len(t) > 4 && (t[0] == 'v' || t[0] == 'V') && !hasLetter(t[1:]) {
+		number(t, fn)
+		return
+	}
 	if len(t) < 3 || !hasLetter(t) && t[0] != '#' {
-		return // numbers and punctuation
+		return // short numbers and punctuation
 	}
 	if strings.HasPrefix(t, "@/") {
 		return // an import alias (@/components/x), not a file path as written
@@ -175,9 +183,10 @@ func classify(t string, fn func(ref)) {
 		return
 	}
 	// A call or index: keep the name before it.
+	called := false
 	for k := 0; k < len(t); k++ {
 		if t[k] == '(' || t[k] == '[' {
-			t = t[:k]
+			t, called = t[:k], t[k] == '('
 			break
 		}
 	}
@@ -189,8 +198,40 @@ func classify(t string, fn func(ref)) {
 		return
 	}
 	if isIdentifier(t) {
-		fn(ref{kind: refIdent, text: t})
+		fn(ref{kind: refIdent, text: t, called: called})
 	}
+}
+
+// number reports a version (1.2.3, v1.2.3, 10.0.0.1) or a number of four
+// or more digits in t, a token with no letter but a leading v.
+func number(t string, fn func(ref)) {
+	for len(t) > 0 && (t[len(t)-1] == '.' || t[len(t)-1] == ':') {
+		t = t[:len(t)-1]
+	}
+	body := t
+	if body != "" && (body[0] == 'v' || body[0] == 'V') {
+		body = body[1:]
+	}
+	switch {
+	case body != t && allDigits(body):
+		return // v2: a word, not a number
+	case allDigits(body) && len(body) >= 4 && len(body) <= 20:
+		fn(ref{kind: refNumber, text: t})
+	case isVersion(body):
+		fn(ref{kind: refVersion, text: t})
+	}
+}
+
+// isVersion reports three or more dot-separated numbers.
+func isVersion(s string) bool {
+	parts := 0
+	for part := range strings.SplitSeq(s, ".") {
+		if part == "" || len(part) > 9 || !allDigits(part) {
+			return false
+		}
+		parts++
+	}
+	return parts >= 3
 }
 
 // trimToken removes the punctuation prose wraps around a token, and

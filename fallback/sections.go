@@ -56,6 +56,9 @@ type entry struct {
 	group string
 	cost  int
 	id    int // position among the section's costed entries
+	// weak marks an index entry only one tool output showed, that nobody
+	// used: it gets only a bounded share of the room.
+	weak bool
 }
 
 // draft is a handoff before bounding: the task snapshot and goal, and the
@@ -375,7 +378,7 @@ func outcome(c *call) string {
 		} else {
 			parts = append(parts, "no output")
 		}
-	case c.mutates && !c.exec && !c.failed():
+	case c.mutates && !c.exec && !c.failed(), r.ack && !c.failed():
 		parts = append(parts, "ok")
 	case c.search() && !c.failed():
 		// What a search found is its outcome: the count and the hit that
@@ -979,6 +982,15 @@ func outputEnds(s string) (string, string) {
 	return ends(s, 1<<10, 512)
 }
 
+// indexEnds returns the parts of a tool's output read for the index of
+// names: its first 16 KB and last 4 KB. Names a later turn reaches for sit
+// mostly near the start of what a tool printed (most of a file read, the
+// first matches of a search); further in, a long output is less telling
+// and costs the most to read.
+func indexEnds(s string) (string, string) {
+	return ends(s, 16<<10, 4<<10)
+}
+
 // textEnds returns a long text's first 8 KB and last 4 KB, cut at line
 // breaks (all of a shorter text, and ""): where agents state what they
 // found, and where tools print what they listed or what went wrong.
@@ -1058,10 +1070,10 @@ func (w *window) indexRefs() *refIndex {
 			}
 			x.scan(c.key, c.msg, srcArgs, git)
 			for _, l := range c.added {
-				x.scan(l, c.msg, srcArgs, false)
+				x.scan(l, c.msg, srcEdit, false)
 			}
 			if c.res != nil {
-				head, tail := outputEnds(c.res.text)
+				head, tail := indexEnds(c.res.text)
 				x.scan(head, c.res.msg, srcResult, git)
 				x.scan(tail, c.res.msg, srcResult, git)
 				for _, l := range c.errors() {
@@ -1069,7 +1081,7 @@ func (w *window) indexRefs() *refIndex {
 				}
 			}
 		} else if c.res != nil {
-			head, tail := outputEnds(c.res.text)
+			head, tail := indexEnds(c.res.text)
 			x.scan(head, c.res.msg, srcResult, false)
 			x.scan(tail, c.res.msg, srcResult, false)
 		}
@@ -1246,38 +1258,70 @@ func (w *window) buildContext(d *draft, x *refIndex) {
 		d.secs[secContext] = append(d.secs[secContext], entry{text: w.root, group: "Working directory", rank: 1 << 28})
 	}
 	w.buildCommands(d)
+	n := len(w.msgs)
 	for _, r := range x.nameRefs() {
-		s := r.score()
-		var group string
+		if w.kept[r.text] {
+			continue // the kept messages say it
+		}
+		score := r.salience().score(n)
+		text, group := r.text, ""
 		switch r.kind {
 		case refURL:
 			group = "URLs"
-			if r.msgs[srcResult] == r.messages() && r.messages() < 2 {
-				continue // an URL only a tool printed once
-			}
-			s += 8
 		case refSHA:
-			if !r.git && len(r.text) < 40 {
-				continue
+			group = "Ids"
+			if r.git {
+				group = "Commits"
 			}
-			group = "Commits"
-			s += 6
 		case refIssue:
 			group = "Issues and PRs"
-			if r.msgs[srcUser]+r.msgs[srcAgent]+r.msgs[srcThinking] == 0 {
-				continue
-			}
-			s += 4
+		case refVersion:
+			group = "Versions"
+		case refNumber:
+			group = "Ids"
 		case refIdent:
 			group = "Names"
-			if !r.notable() {
-				continue
+			if r.called {
+				group, text = "Calls", text+"()"
 			}
 		default:
 			continue
 		}
-		d.secs[secContext] = append(d.secs[secContext], entry{text: r.text, group: group, rank: s<<16 - min(r.first, 1<<15), order: r.first})
+		sal := r.salience()
+		weak := sal.by == srcResult && sal.messages == 1 && !sal.erred && !sal.defined
+		if weak && r.kind == refNumber {
+			continue // a number one output printed once is a count, an offset, a mode
+		}
+		d.secs[secContext] = append(d.secs[secContext], entry{text: text, group: group, weak: weak, rank: score<<16 - min(r.first, 1<<15), order: -score<<16 + min(r.first, 1<<15)})
 	}
+}
+
+// keptNames returns the names the kept messages hold, by the index's own
+// scanner.
+func keptNames(kept []compact.Message) map[string]bool {
+	if len(kept) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	add := func(r ref) {
+		if r.kind != refPath {
+			names[r.text] = true
+		}
+	}
+	for i := range kept {
+		m := &kept[i]
+		for _, p := range m.Parts {
+			switch {
+			case p.ToolCall != nil:
+				scanRefs(string(p.ToolCall.Arguments), add)
+			case p.Text != "":
+				head, tail := indexEnds(p.Text)
+				scanRefs(head, add)
+				scanRefs(tail, add)
+			}
+		}
+	}
+	return names
 }
 
 // buildCommands keeps, under Critical context, the latest distinct

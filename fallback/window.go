@@ -57,6 +57,8 @@ type window struct {
 	// root is the directory most paths of the window's calls lie under;
 	// paths in action keys are shown relative to it.
 	root string
+	// kept holds the names the messages kept around the window say.
+	kept map[string]bool
 }
 
 // analyze pairs calls with results and sorts the window's messages into
@@ -187,8 +189,45 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			w.noteTodosAndPlans(c)
 		}
 	}
+	w.markAcks()
 	w.root = w.workdir()
 	return w
+}
+
+// maxAckBytes bounds the outputs that can be acknowledgements: a long
+// output repeated is a listing shown twice, not a formula.
+const maxAckBytes = 400
+
+// showsData reports a call whose output is data (a file read, a search, a
+// listing, a program's output), which can repeat without being an
+// acknowledgement.
+func (c *call) showsData() bool {
+	if c.exec || c.search() || c.listing() {
+		return true
+	}
+	for _, f := range c.files {
+		if f.op == opRead {
+			return true
+		}
+	}
+	return false
+}
+
+// markAcks marks the outputs a tool gave word for word to two calls or
+// more (see result.ack).
+func (w *window) markAcks() {
+	type key struct{ name, text string }
+	n := map[key]int{}
+	for _, c := range w.calls {
+		if c.res != nil && c.res.text != "" && len(c.res.text) <= maxAckBytes && !c.res.failed() && !c.showsData() {
+			n[key{c.name, c.res.text}]++
+		}
+	}
+	for _, c := range w.calls {
+		if c.res != nil && n[key{c.name, c.res.text}] >= 2 {
+			c.res.ack = true
+		}
+	}
 }
 
 // addSummary records a summary message: a compact handoff is parsed so its

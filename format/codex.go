@@ -257,7 +257,7 @@ func (c *cxReader) add(raw []byte, n int) error {
 var codexMetaItems = map[string]bool{"ghost_snapshot": true}
 
 func (c *cxReader) record(typ string, raw []byte, marker bool) {
-	rec := compact.Record{Type: typ, Raw: raw, Marker: marker}
+	rec := compact.Record{Type: typ, Raw: raw, Marker: marker, State: typ == cxSessionMeta || typ == cxTurnContext}
 	if c.open && strings.HasPrefix(typ, cxEventMsg+":") && !marker {
 		c.pending = append(c.pending, rec)
 		return

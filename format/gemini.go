@@ -1,8 +1,11 @@
 package format
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -30,7 +33,7 @@ import (
 func init() {
 	register(Format{
 		Name:        GeminiCLI,
-		Description: `Gemini CLI chat recording ({"sessionId", "projectHash", "messages": [...]})`,
+		Description: `Gemini CLI chat recording ({"sessionId", "projectHash", "messages": [...]}, or its JSON-lines layout)`,
 		Sniff:       sniffGemini,
 		read:        readGemini,
 		Write:       writeGemini,
@@ -68,6 +71,22 @@ func sniffGemini(head []byte) int {
 	fields, _ := jsonscan.Members(t)
 	has := func(k string) bool { return len(jsonscan.ValueOf(t, fields, k)) > 0 }
 	if !has("messages") {
+		// The JSON-lines layout: a header line, then messages and updates.
+		recs := headRecords(head, 8)
+		if len(recs) < 2 || !jsonscan.HasKeys(recs[0], "sessionId", "projectHash") || len(jsonscan.Lookup(recs[0], "messages")) > 0 {
+			return 0
+		}
+		for _, r := range recs[1:] {
+			switch jsonscan.LookupString(r, "type") {
+			case "user", "gemini", "info", "error", "warning":
+				if jsonscan.HasKeys(r, "id", "timestamp") {
+					return 95
+				}
+			}
+			if jsonscan.HasKeys(r, gemSet) {
+				return 95
+			}
+		}
 		return 0
 	}
 	if has("sessionId") && has("projectHash") {
@@ -86,6 +105,14 @@ func sniffGemini(head []byte) int {
 
 func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
 	name := rs.name
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	if gemIsJSONL(br) {
+		return readGeminiJSONL(br, rs)
+	}
+	r = br
 	const expected = `a Gemini CLI chat recording {"sessionId", "messages": [...]}`
 	doc, err := readWholeDoc(r, name, GeminiCLI, expected)
 	if err != nil {
@@ -97,29 +124,144 @@ func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
 	}
 	t := compact.Transcript{Format: string(GeminiCLI), Envelope: d.env}
 	for i, raw := range d.elems {
-		var gm gemMessage
-		if raw[0] != '{' || json.Unmarshal(raw, &gm) != nil {
-			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: "invalid", Raw: raw})
-			continue
+		m, typ, err := gemRecord(raw)
+		if err != nil {
+			return compact.Transcript{}, &Error{File: name, Format: GeminiCLI, Offset: -1, Msg: fmt.Sprintf("messages[%d]", i), Err: err}
 		}
-		var role compact.Role
-		switch gm.Type {
-		case "user":
-			role = compact.RoleUser
-		case "gemini", "model":
-			role = compact.RoleAssistant
-		default:
-			typ := gm.Type
-			if typ == "" {
-				typ = "unknown"
+		if m == nil {
+			if typ == "invalid" || typ == "unknown" {
+				rs.unreadRecord(0, typ, "not a Gemini CLI message")
 			}
 			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: typ, Raw: raw})
 			continue
 		}
-		m := compact.Message{ID: gm.ID, Role: role, Parts: gemParts(&gm), Source: compact.Source{Records: []json.RawMessage{raw}}}
-		markHandoff(&m)
-		stampMessage(&m, GeminiCLI, "gem", i)
-		t.Messages = append(t.Messages, m)
+		stampMessage(m, GeminiCLI, "gem", i)
+		t.Messages = append(t.Messages, *m)
+	}
+	return t, nil
+}
+
+// gemRecord reads one message record: a message for user and model turns,
+// nil and the record's type for the CLI's notes (info, error, warning) and
+// what is not a message ("invalid", "unknown"). A user or model turn whose
+// fields have the wrong type is an error naming the field.
+func gemRecord(raw []byte) (*compact.Message, string, error) {
+	if raw[0] != '{' {
+		return nil, "invalid", nil
+	}
+	var gm gemMessage
+	if err := json.Unmarshal(raw, &gm); err != nil {
+		var typ *json.UnmarshalTypeError
+		if t := jsonscan.LookupString(raw, "type"); errors.As(err, &typ) && (t == "user" || t == "gemini" || t == "model") {
+			return nil, "", err
+		}
+		return nil, "invalid", nil
+	}
+	var role compact.Role
+	switch gm.Type {
+	case "user":
+		role = compact.RoleUser
+	case "gemini", "model":
+		role = compact.RoleAssistant
+	case "":
+		return nil, "unknown", nil
+	default:
+		return nil, gm.Type, nil
+	}
+	m := &compact.Message{ID: gm.ID, Role: role, Parts: gemParts(&gm), Source: compact.Source{Records: []json.RawMessage{raw}}}
+	markHandoff(m)
+	return m, gm.Type, nil
+}
+
+// Gemini CLI 0.40 and later record a session as JSON lines instead: a
+// header line (the session fields), one line per message as it is
+// recorded, and {"$set": {...}} lines updating the header's fields. A
+// message recorded again (same id: a model turn whose tool calls finished)
+// replaces the earlier version where it stood; each version's line, and
+// the lines between two versions, stay in its Source.Records, so writing
+// it back keeps the file as it was.
+
+const (
+	gemHeader = "session" // Record.Type of the header line
+	gemSet    = "$set"    // Record.Type of an update line
+)
+
+// gemIsJSONL reports whether the input is the JSON-lines layout: a first
+// line that is a whole object without "messages".
+func gemIsJSONL(br *bufio.Reader) bool {
+	head, _ := br.Peek(br.Size())
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+	end := jsonscan.ValueEnd(head, 0)
+	if end < 0 {
+		return false
+	}
+	rest := head[end:]
+	return len(jsonscan.Lookup(head[:end], "messages")) == 0 && bytes.IndexByte(rest, '\n') >= 0
+}
+
+func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error) {
+	t := compact.Transcript{Format: string(GeminiCLI)}
+	byID := map[string]int{} // message id -> index
+	last := -1               // the message read last, while only records follow it
+	var pending []compact.Record
+	flush := func() {
+		for _, r := range pending {
+			r.At = len(t.Messages)
+			t.Records = append(t.Records, r)
+		}
+		pending = pending[:0]
+	}
+	err := rs.lines(br, func(line []byte, n int) error {
+		raw := bytes.Clone(line)
+		members, _ := jsonscan.Members(raw)
+		switch {
+		case len(jsonscan.ValueOf(raw, members, gemSet)) > 0:
+			pending = append(pending, compact.Record{Type: gemSet, Raw: raw})
+			return nil
+		case len(t.Messages) == 0 && len(t.Records) == 0 && len(pending) == 0 && len(jsonscan.ValueOf(raw, members, "sessionId")) > 0:
+			t.Records = append(t.Records, compact.Record{Type: gemHeader, Raw: raw})
+			return nil
+		}
+		m, typ, err := gemRecord(raw)
+		if err != nil {
+			return jsonError(rs.name, GeminiCLI, n, err, "a Gemini CLI session line")
+		}
+		if m == nil {
+			if typ == "invalid" || typ == "unknown" {
+				rs.unreadRecord(n, typ, "not a Gemini CLI message")
+			}
+			pending = append(pending, compact.Record{Type: typ, Raw: raw})
+			return nil
+		}
+		if k, ok := byID[m.ID]; ok && m.ID != "" {
+			// A new version of a message: its content replaces the old.
+			old := &t.Messages[k]
+			if k == last {
+				for _, r := range pending {
+					old.Source.Records = append(old.Source.Records, r.Raw)
+				}
+				pending = pending[:0]
+			}
+			old.Parts = m.Parts
+			old.Source.Records = append(old.Source.Records, raw)
+			return nil
+		}
+		flush()
+		m.Source.Records[0] = raw
+		stampMessage(m, GeminiCLI, "gem", n)
+		byID[m.ID] = len(t.Messages)
+		last = len(t.Messages)
+		t.Messages = append(t.Messages, *m)
+		return nil
+	})
+	if err != nil {
+		return compact.Transcript{}, err
+	}
+	flush()
+	for i := range t.Messages {
+		// Versions were merged after the first stamp: stamp again.
+		m := &t.Messages[i]
+		m.Source.Fingerprint = m.Fingerprint()
 	}
 	return t, nil
 }
@@ -224,6 +366,19 @@ func gemResponse(resp jsonscan.Raw) (string, bool) {
 
 func writeGemini(w io.Writer, t compact.Transcript) error {
 	ts := gemNewest(&t)
+	if t.Format == string(GeminiCLI) && len(t.Records) > 0 && t.Records[0].Type == gemHeader {
+		// The JSON-lines layout, line for line.
+		ew := &stickyWriter{w: w}
+		for _, rec := range listLayout(&t, nil, func(m *compact.Message) [][]byte {
+			if !mustEncode(m, GeminiCLI) {
+				return sourceRecords(m)
+			}
+			return [][]byte{gemEncode(m, ts)}
+		}) {
+			ew.writeLine(rec)
+		}
+		return ew.err
+	}
 	elems := listLayout(&t, nil, func(m *compact.Message) [][]byte {
 		if !mustEncode(m, GeminiCLI) {
 			return sourceRecords(m)
@@ -242,6 +397,15 @@ func writeGemini(w io.Writer, t compact.Transcript) error {
 // own fields (status, display name, ...), replacing what the parts define.
 func gemEncode(m *compact.Message, ts string) []byte {
 	rec := baseRecord(m, GeminiCLI)
+	if rec != nil {
+		// The latest version of the message (the JSON-lines layout records
+		// a message again as it changes), not an update line.
+		for _, r := range m.Source.Records {
+			if len(jsonscan.Lookup(r, "id")) > 0 {
+				rec = r
+			}
+		}
+	}
 	oldCalls := map[string][]byte{}
 	if rec != nil {
 		for _, c := range headItems(jsonscan.Lookup(rec, "toolCalls"), 1<<20) {

@@ -136,6 +136,9 @@ func sniffOpenHands(head []byte) int {
 		}
 		return 0
 	}
+	if recs := headRecords(head, 4); len(recs) >= 2 && ohIsV1(recs[0]) && jsonscan.HasKeys(recs[0], "source", "timestamp") {
+		return 90 // V1 events as JSON lines
+	}
 	fields, _ := jsonscan.Members(t)
 	if h := jsonscan.ValueOf(t, fields, "history"); len(h) > 0 && len(jsonscan.ValueOf(t, fields, "trajectory")) == 0 && events(h) {
 		return 90
@@ -171,7 +174,13 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 		if id != "" {
 			return compact.Transcript{}, fmt.Errorf("%s: %w: %q (a trajectory has no instances)", name, ErrInstanceNotFound, id)
 		}
-		return readOpenHandsTrajectory(br, name)
+		return readOpenHandsTrajectory(br, rs)
+	}
+	if ohIsV1Lines(br) {
+		if id != "" {
+			return compact.Transcript{}, fmt.Errorf("%s: %w: %q (a conversation's events have no instances)", name, ErrInstanceNotFound, id)
+		}
+		return readOpenHandsV1Events(br, rs)
 	}
 	var t compact.Transcript
 	var before, after []compact.Record
@@ -194,7 +203,7 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 			before = append(before, compact.Record{Type: ohInstance, Raw: raw})
 		default:
 			found = true
-			t, err = ohInstanceTranscript(raw, name, n)
+			t, err = ohInstanceTranscript(raw, rs, n)
 		}
 		return err
 	})
@@ -227,7 +236,7 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 		br = bufio.NewReaderSize(r, 64<<10)
 	}
 	if ohIsTrajectory(br) {
-		t, err := readOpenHandsTrajectory(br, name)
+		t, err := readOpenHandsTrajectory(br, rs)
 		if err == nil {
 			t, err = rs.finish(t)
 		}
@@ -246,7 +255,7 @@ func ReadOpenHandsInstances(r io.Reader, name string) ([]OpenHandsInstance, erro
 		if err != nil {
 			return jsonError(name, OpenHands, n, err, `an OpenHands instance {"instance_id", "history": [events], ...}`)
 		}
-		t, err := ohInstanceTranscript(raw, name, n)
+		t, err := ohInstanceTranscript(raw, rs, n)
 		if err == nil {
 			t, err = rs.finish(t)
 		}
@@ -304,18 +313,30 @@ func ohInstanceID(raw []byte) (string, error) {
 	return string(head.InstanceID), nil
 }
 
-func ohInstanceTranscript(raw []byte, name string, n int) (compact.Transcript, error) {
+func ohInstanceTranscript(raw []byte, rs *readState, n int) (compact.Transcript, error) {
 	d, ok := splitList(raw, "history")
 	if !ok {
-		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Line: n, Offset: -1,
+		return compact.Transcript{}, &Error{File: rs.name, Format: OpenHands, Line: n, Offset: -1,
 			Msg: `expected an OpenHands instance with a "history" list of events`}
 	}
-	t := ohEvents(d.elems, fmt.Sprintf("oh%d.", n))
+	t, err := ohAnyEvents(d.elems, fmt.Sprintf("oh%d.", n), rs, n)
+	if err != nil {
+		return t, jsonError(rs.name, OpenHands, n, err, "an OpenHands V1 event")
+	}
 	t.Envelope = d.env
 	return t, nil
 }
 
-func readOpenHandsTrajectory(r io.Reader, name string) (compact.Transcript, error) {
+// ohAnyEvents reads a list of events, V0 or V1 (by the first event).
+func ohAnyEvents(elems [][]byte, pfx string, rs *readState, line int) (compact.Transcript, error) {
+	if len(elems) > 0 && ohIsV1(elems[0]) {
+		return ohV1Events(elems, pfx, rs, line)
+	}
+	return ohEvents(elems, pfx), nil
+}
+
+func readOpenHandsTrajectory(r io.Reader, rs *readState) (compact.Transcript, error) {
+	name := rs.name
 	const expected = "an OpenHands trajectory (a JSON array of events)"
 	doc, err := readWholeDoc(r, name, OpenHands, expected)
 	if err != nil {
@@ -325,7 +346,10 @@ func readOpenHandsTrajectory(r io.Reader, name string) (compact.Transcript, erro
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Msg: "expected " + expected}
 	}
-	t := ohEvents(d.elems, "oh")
+	t, err := ohAnyEvents(d.elems, "oh", rs, 0)
+	if err != nil {
+		return t, jsonError(name, OpenHands, 0, err, expected)
+	}
 	t.Envelope = d.env
 	return t, nil
 }

@@ -26,8 +26,21 @@ import (
 
 func writeOpenHands(w io.Writer, t compact.Transcript) error {
 	enc := ohNewEncoder(&t)
-	elems := listLayout(&t, func(r *compact.Record) bool { return r.Type == ohInstance }, enc.encode)
+	encode := enc.encode
+	v1 := ohV1Layout(&t)
+	if v1 {
+		encode = enc.v1
+	}
+	elems := listLayout(&t, func(r *compact.Record) bool { return r.Type == ohInstance }, encode)
 	env := t.Envelope
+	if v1 && len(bytes.TrimSpace(env)) == 0 {
+		// A conversation's events, as JSON lines.
+		sw := &stickyWriter{w: w}
+		for _, ev := range elems {
+			sw.writeLine(ev)
+		}
+		return sw.err
+	}
 	if t.Format != string(OpenHands) || len(bytes.TrimSpace(env)) == 0 {
 		env = []byte("[]")
 	}

@@ -1,9 +1,9 @@
 package tokens
 
-import "math"
+import "github.com/compactkit/compact/tokens/internal/ranktable"
 
 // noRank marks a pair of parts that is no token.
-const noRank = math.MaxUint32
+const noRank = ranktable.NoRank
 
 // smallPiece is the longest piece merged with the quadratic scan tiktoken
 // uses; longer pieces (long runs of one character, blobs) go through a heap
@@ -27,7 +27,7 @@ func (e *Encoding) merge(p string, out []int) (int, []int) {
 	n := len(p)
 	parts := buf[:n+1]
 	for i := 0; i < n-1; i++ {
-		parts[i] = bpePart{int32(i), e.pairs[int(p[i])<<8|int(p[i+1])]}
+		parts[i] = bpePart{int32(i), e.pair(p[i], p[i+1])}
 	}
 	parts[n-1] = bpePart{int32(n - 1), noRank}
 	parts[n] = bpePart{int32(n), noRank}
@@ -78,7 +78,7 @@ func (e *Encoding) mergeLarge(p string, out []int) (int, []int) {
 		next[i], prev[i] = int32(i+1), int32(i-1)
 		rank[i] = noRank
 		if i+1 < n {
-			rank[i] = e.pairs[int(p[i])<<8|int(p[i+1])]
+			rank[i] = e.pair(p[i], p[i+1])
 			if rank[i] != noRank {
 				h = append(h, uint64(rank[i])<<32|uint64(i))
 			}

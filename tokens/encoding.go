@@ -2,20 +2,20 @@ package tokens
 
 import (
 	_ "embed"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
-	"math/bits"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/compactkit/compact/tokens/internal/ranktable"
 )
 
 //go:generate go run gen_ranks.go
 
 // The BPE rank tables, written by gen_ranks.go from the tiktoken files that
-// github.com/pkoukk/tiktoken-go-loader embeds. They are compiled into the
-// binary: nothing is ever downloaded.
+// github.com/pkoukk/tiktoken-go-loader embeds and laid out for lookups in
+// place (package ranktable). They are compiled into the binary: nothing is
+// ever downloaded, and nothing is built from them at run time.
 var (
 	//go:embed o200k_base.ranks
 	o200kRanks string
@@ -41,17 +41,12 @@ var ErrUnknownEncoding = errors.New("unknown encoding")
 // chat APIs do with message content. Invalid UTF-8 is read as U+FFFD, one
 // per invalid byte.
 type Encoding struct {
-	name string
-	next func(t []uint8, s string, i int) int
+	name  string
+	next  func(t []uint8, s string, i int) int
+	table *ranktable.Table // read in place from the embedded bytes
 
-	data  string   // token bytes back to back, in rank order
-	off   []uint32 // token r is data[off[r]:off[r+1]]
-	table []uint64 // open addressing, see packEntry; 0 is empty
-	mask  uint64
-	seed  maphash.Seed
-	// pairs holds the rank of every two-byte token, noRank for the other
-	// pairs: every merge starts by ranking all adjacent byte pairs.
-	pairs []uint32
+	offOnce sync.Once
+	off     []uint32 // token r is table.Data()[off[r]:off[r+1]]; for Decode
 }
 
 type encodingSlot struct {
@@ -65,8 +60,10 @@ var (
 	cl100kSlot encodingSlot
 )
 
-// GetEncoding returns the named encoding (O200kBase or Cl100kBase), building
-// it on first use: a few milliseconds, once per process.
+// GetEncoding returns the named encoding (O200kBase or Cl100kBase). The
+// rank tables were laid out when compact was built: getting an encoding
+// reads their header and allocates nothing else, and counting maps in only
+// the pages of the table it touches.
 func GetEncoding(name string) (*Encoding, error) {
 	var slot *encodingSlot
 	var data string
@@ -80,99 +77,37 @@ func GetEncoding(name string) (*Encoding, error) {
 		return nil, fmt.Errorf("%w %q (known: %s, %s)", ErrUnknownEncoding, name, O200kBase, Cl100kBase)
 	}
 	slot.once.Do(func() {
-		slot.enc, slot.err = buildEncoding(name, data, next)
+		slot.enc, slot.err = loadEncoding(name, data, next)
 	})
 	return slot.enc, slot.err
 }
 
-// buildEncoding indexes the embedded rank table of one encoding.
-func buildEncoding(name, data string, next func([]uint8, string, int) int) (*Encoding, error) {
-	if len(data) < 8 || data[:4] != "CTR1" {
-		return nil, fmt.Errorf("%s: corrupt rank table", name)
+// loadEncoding reads the embedded rank table of one encoding in place.
+func loadEncoding(name, data string, next func([]uint8, string, int) int) (*Encoding, error) {
+	t, err := ranktable.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	n := int(binary.LittleEndian.Uint32([]byte(data[4:8])))
-	if len(data) < 8+n {
-		return nil, fmt.Errorf("%s: truncated rank table", name)
-	}
-	lens, toks := data[8:8+n], data[8+n:]
-	e := &Encoding{name: name, next: next, data: toks, off: make([]uint32, n+1), seed: maphash.MakeSeed()}
-	pos := 0
-	for r := 0; r < n; r++ {
-		e.off[r] = uint32(pos)
-		pos += int(lens[r])
-	}
-	e.off[n] = uint32(pos)
-	if pos != len(toks) {
-		return nil, fmt.Errorf("%s: rank table holds %d bytes of tokens, lengths say %d", name, len(toks), pos)
-	}
-	if n > 1<<rankBits || pos > 1<<offsetBits {
-		return nil, fmt.Errorf("%s: %d tokens in %d bytes do not fit the index", name, n, pos)
-	}
-	// A table at most ~40% full keeps linear probes short.
-	size := 1 << bits.Len(uint(n*2))
-	e.table = make([]uint64, size)
-	e.mask = uint64(size - 1)
-	for r := 0; r < n; r++ {
-		h := maphash.String(e.seed, e.token(uint32(r)))
-		i := h & e.mask
-		for e.table[i] != 0 {
-			i = (i + 1) & e.mask
-		}
-		e.table[i] = packEntry(h, e.off[r], int(lens[r]), uint32(r))
-	}
-	e.pairs = make([]uint32, 1<<16)
-	for i := range e.pairs {
-		e.pairs[i] = noRank
-	}
-	for r := 0; r < n; r++ {
-		if tok := e.token(uint32(r)); len(tok) == 2 {
-			e.pairs[int(tok[0])<<8|int(tok[1])] = uint32(r)
-		}
-	}
-	classes() // shared by both encodings; built here so the first count is not slower
-	return e, nil
+	return &Encoding{name: name, next: next, table: t}, nil
 }
 
 // Name returns the encoding's name.
 func (e *Encoding) Name() string { return e.name }
 
 // Vocabulary returns the number of mergeable tokens (special tokens aside).
-func (e *Encoding) Vocabulary() int { return len(e.off) - 1 }
+func (e *Encoding) Vocabulary() int { return e.table.Len() }
 
-func (e *Encoding) token(r uint32) string { return e.data[e.off[r]:e.off[r+1]] }
-
-// An index entry packs, from the low bits up, the token's rank, its length,
-// its offset in data and the top bits of its hash: a probe compares the tag
-// and the length, then the bytes, without a detour through off.
-const (
-	rankBits   = 18
-	lenBits    = 8
-	offsetBits = 21
-	tagShift   = rankBits + lenBits + offsetBits
-)
-
-func packEntry(h uint64, off uint32, n int, r uint32) uint64 {
-	return h>>tagShift<<tagShift | uint64(off)<<(rankBits+lenBits) | uint64(n)<<rankBits | uint64(r)
+// token returns the bytes of the token of rank r (r < Vocabulary()).
+func (e *Encoding) token(r uint32) string {
+	e.offOnce.Do(func() { e.off = e.table.Offsets() })
+	return e.table.Data()[e.off[r]:e.off[r+1]]
 }
 
 // rank returns the rank of the token whose bytes are p, or noRank.
-func (e *Encoding) rank(p string) uint32 {
-	h := maphash.String(e.seed, p)
-	want := h>>tagShift<<tagShift | uint64(len(p))<<rankBits
-	const match = ^uint64(0)>>tagShift<<tagShift | (1<<lenBits-1)<<rankBits
-	for i := h & e.mask; ; i = (i + 1) & e.mask {
-		v := e.table[i]
-		if v == 0 {
-			return noRank
-		}
-		if v&match == want {
-			off := int(v>>(rankBits+lenBits)) & (1<<offsetBits - 1)
-			if e.data[off:off+len(p)] == p {
-				return uint32(v) & (1<<rankBits - 1)
-			}
-		}
-	}
-}
+func (e *Encoding) rank(p string) uint32 { return e.table.Rank(p) }
+
+// pair returns the rank of the two-byte token ab, or noRank.
+func (e *Encoding) pair(a, b byte) uint32 { return e.table.Pair(a, b) }
 
 // Count returns the number of tokens in s.
 func (e *Encoding) Count(s string) int {
@@ -227,7 +162,7 @@ func (e *Encoding) pieceCount(p string) int {
 	case len(p) == 1:
 		return 1
 	case len(p) == 2:
-		if e.pairs[int(p[0])<<8|int(p[1])] != noRank {
+		if e.pair(p[0], p[1]) != noRank {
 			return 1
 		}
 		return 2

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 var encodingNames = []string{O200kBase, Cl100kBase}
@@ -253,5 +255,50 @@ func TestDecodeRoundTrip(t *testing.T) {
 func TestUnknownEncoding(t *testing.T) {
 	if _, err := GetEncoding("p50k_base"); err == nil || !strings.Contains(err.Error(), "p50k_base") {
 		t.Fatalf("GetEncoding(p50k_base) error = %v", err)
+	}
+}
+
+// TestRankTables checks the embedded tables against tiktoken's rank files,
+// token by token: every token has its rank, every two-byte token its pair
+// entry, and the vocabulary is the same size. The tables are laid out at
+// generate time (gen_ranks.go), so this is what ties them to tiktoken.
+func TestRankTables(t *testing.T) {
+	for _, name := range encodingNames {
+		ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := mustEncoding(t, name)
+		if e.Vocabulary() != len(ranks) {
+			t.Fatalf("%s: %d tokens, tiktoken has %d", name, e.Vocabulary(), len(ranks))
+		}
+		for tok, r := range ranks {
+			if got := e.rank(tok); got != uint32(r) {
+				t.Fatalf("%s: rank of %q = %d, want %d", name, tok, got, r)
+			}
+			if got := e.token(uint32(r)); got != tok {
+				t.Fatalf("%s: token %d = %q, want %q", name, r, got, tok)
+			}
+			if len(tok) == 2 && e.pair(tok[0], tok[1]) != uint32(r) {
+				t.Fatalf("%s: pair %q = %d, want %d", name, tok, e.pair(tok[0], tok[1]), r)
+			}
+		}
+		pairs := 0
+		for a := 0; a < 256; a++ {
+			for b := 0; b < 256; b++ {
+				if r := e.pair(byte(a), byte(b)); r != noRank {
+					pairs++
+					if _, ok := ranks[string([]byte{byte(a), byte(b)})]; !ok {
+						t.Fatalf("%s: pair %q has rank %d but is no token", name, []byte{byte(a), byte(b)}, r)
+					}
+				}
+			}
+		}
+		for _, s := range []string{"", "\x00\x00", strings.Repeat("a", 300), "no such token, surely", "\xff\xfe"} {
+			if _, ok := ranks[s]; !ok && e.rank(s) != noRank {
+				t.Fatalf("%s: %q has rank %d but is no token", name, s, e.rank(s))
+			}
+		}
+		t.Logf("%s: %d tokens, %d two-byte tokens", name, len(ranks), pairs)
 	}
 }

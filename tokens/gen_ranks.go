@@ -4,20 +4,17 @@
 // files that github.com/pkoukk/tiktoken-go-loader embeds. Run it with
 // "go generate ./tokens".
 //
-// The output is smaller than the base64 text it comes from and needs no
-// parsing at run time: the magic "CTR1", the token count n (uint32, little
-// endian), n token lengths (one byte each, tokens being at most 255 bytes),
-// then the n tokens' bytes back to back, in rank order. Ranks must run from
-// 0 to n-1 without gaps, which this program checks.
+// The tables are laid out here, once, so that the program only slices
+// them at run time: see package tokens/internal/ranktable for the layout.
+// Ranks must run from 0 to n-1 without gaps, which this program checks.
 package main
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"log"
 	"os"
 
+	"github.com/compactkit/compact/tokens/internal/ranktable"
 	loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
@@ -39,19 +36,11 @@ func write(name string) error {
 		if r < 0 || r >= len(ranks) || byRank[r] != "" {
 			return fmt.Errorf("ranks are not 0..%d without gaps (rank %d)", len(ranks)-1, r)
 		}
-		if len(tok) == 0 || len(tok) > 255 {
-			return fmt.Errorf("token of rank %d has length %d", r, len(tok))
-		}
 		byRank[r] = tok
 	}
-	var b bytes.Buffer
-	b.WriteString("CTR1")
-	binary.Write(&b, binary.LittleEndian, uint32(len(byRank)))
-	for _, tok := range byRank {
-		b.WriteByte(byte(len(tok)))
+	table, err := ranktable.Build(byRank)
+	if err != nil {
+		return err
 	}
-	for _, tok := range byRank {
-		b.WriteString(tok)
-	}
-	return os.WriteFile(name+".ranks", b.Bytes(), 0o644)
+	return os.WriteFile(name+".ranks", table, 0o644)
 }

@@ -165,17 +165,18 @@ func NewModels() *Models {
 	return t
 }
 
-var defaultModels = NewModels()
+// defaultModels is built on first use, not at start-up.
+var defaultModels = sync.OnceValue(NewModels)
 
 // DefaultModels returns the table that LookupModel and ForModel use. A
 // program may Set or Load entries into it at start-up to override the
 // built-in ones.
-func DefaultModels() *Models { return defaultModels }
+func DefaultModels() *Models { return defaultModels() }
 
 // LookupModel returns the default table's entry for name. ok is false for
 // unknown models, which get an estimator entry with the default window.
 func LookupModel(name string) (m Model, ok bool) {
-	return defaultModels.Lookup(name)
+	return defaultModels().Lookup(name)
 }
 
 func newEntry(m Model) modelEntry {

@@ -2,9 +2,10 @@
 // OpenAI's o200k_base and cl100k_base encodings, offline, and by a
 // content-aware estimate for other models.
 //
-// The exact encodings are compiled into the binary and built on first use
-// (a few milliseconds, about 5 MB of heap for o200k_base); nothing is ever
-// downloaded. Counts equal tiktoken's. A Counter adds the chat format's
+// The exact encodings are compiled into the binary as rank tables laid out
+// for lookups in place, so getting one builds nothing and allocates nothing:
+// a first count maps in only the pages of the table it reads. Nothing is
+// ever downloaded. Counts equal tiktoken's. A Counter adds the chat format's
 // overhead per message, prices tool calls, tool definitions and images,
 // and caches per-message counts by content, so that re-counting a
 // transcript that grew by one message costs one tokenization.
@@ -63,12 +64,12 @@ func WithThinking() Option { return func(o *options) { o.thinking = true } }
 // estimator (Model().Unknown and Estimated are true); an error means an
 // unusable option, such as an unknown encoding.
 func ForModel(name string, opts ...Option) (*Counter, error) {
-	o := options{models: defaultModels, cache: sharedCache}
+	o := options{cache: sharedCache}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.models == nil {
-		o.models = defaultModels
+		o.models = defaultModels()
 	}
 	m, _ := o.models.Lookup(name)
 	if o.encoding != "" {

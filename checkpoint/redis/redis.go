@@ -140,6 +140,11 @@ func (l *redisLog) ReadLog(ctx context.Context, session string, from checkpoint.
 		}
 		g, gerr := gen.Result()
 		if errors.Is(gerr, redis.Nil) {
+			// A session saved by a version before logs is not "no state".
+			if n, err := l.rdb.Exists(ctx, l.key(session, "head")).Result(); err == nil && n > 0 {
+				return nil, from, fmt.Errorf("%w: session %s is stored in the Redis layout of compact before logs (%s); this version does not read it: finish the session with that version, or delete it",
+					checkpoint.ErrInvalid, session, l.key(session, "head"))
+			}
 			l.rdb.ZRem(ctx, l.indexKey(), session) // expired by its TTL, or deleted
 			return nil, checkpoint.LogPos{}, fmt.Errorf("%w: session %s", checkpoint.ErrNotFound, session)
 		}

@@ -271,3 +271,21 @@ func TestOpen(t *testing.T) {
 		t.Fatalf("open with the server down: %v", err)
 	}
 }
+
+// A session stored in the layout of a version before logs is reported as
+// such, never taken for a session without state.
+func TestOldLayoutIsNamed(t *testing.T) {
+	srv := storetest.StartRedis(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	if err := rdb.Set(ctx, "old:{s1}:head", "a head of the old layout", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := ckredis.New(redis.NewClient(&redis.Options{Addr: srv.Addr()}), checkpoint.Options{Prefix: "old"})
+	defer s.Close()
+	_, err := s.Latest(ctx, "s1")
+	if !errors.Is(err, checkpoint.ErrInvalid) || !strings.Contains(err.Error(), "layout") {
+		t.Fatalf("latest of an old-layout session: %v", err)
+	}
+}

@@ -50,6 +50,7 @@ type evalOptions struct {
 	jobs        int
 	missing     bool
 	quiet       bool
+	handoffs    string
 }
 
 func evalFlags(e *env, o *evalOptions) *flag.FlagSet {
@@ -70,6 +71,7 @@ func evalFlags(e *env, o *evalOptions) *flag.FlagSet {
 	fs.IntVar(&o.jobs, "j", runtime.NumCPU(), "files measured at once")
 	fs.BoolVar(&o.missing, "missing", false, "list the facts each cut lost, with their kind and source")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&o.handoffs, "handoffs", "", "write each cut's handoff to `DIR` (FILE.CUT.handoff.md)")
 	return fs
 }
 
@@ -116,6 +118,11 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		measured = append(measured, r)
 	}
 	sum := eval.Summarize(measured)
+	if o.handoffs != "" {
+		if err := writeHandoffs(o.handoffs, measured); err != nil {
+			return err
+		}
+	}
 	if o.asJSON {
 		return writeOutput(e, "", func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -134,6 +141,28 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	})
+}
+
+// writeHandoffs writes each measured cut's handoff under dir.
+func writeHandoffs(dir string, files []eval.FileResult) error {
+	for _, f := range files {
+		for _, r := range f.Rows {
+			if r.Error != "" {
+				continue
+			}
+			name := filepath.Join(dir, filepath.FromSlash(f.File)+fmt.Sprintf(".%g.handoff.md", r.Cut))
+			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				return err
+			}
+			if err := writeFileAtomic(name, func(w io.Writer) error {
+				_, err := io.WriteString(w, r.Handoff)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // evalOptions turns the flags into eval.Options.
@@ -378,6 +407,21 @@ func runEvalLabels(ctx context.Context, e *env, o *evalOptions, opts eval.Option
 		bar.done(filepath.Base(name))
 	}
 	bar.end()
+	if o.handoffs != "" {
+		if err := os.MkdirAll(o.handoffs, 0o755); err != nil {
+			return err
+		}
+		for _, r := range results {
+			for suffix, text := range map[string]string{".window.handoff.md": r.WindowText, ".compacted.handoff.md": r.CompactedText} {
+				if err := writeFileAtomic(filepath.Join(o.handoffs, r.Name+suffix), func(w io.Writer) error {
+					_, err := io.WriteString(w, text)
+					return err
+				}); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	sum := eval.SummarizeLabels(results)
 	return writeOutput(e, "", func(w io.Writer) error {
 		if o.asJSON {

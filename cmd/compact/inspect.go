@@ -13,7 +13,7 @@ import (
 	"github.com/compactkit/compact/format"
 )
 
-const inspectUsage = "compact inspect [--json] [--format NAME] [--skip-bad-lines] [--strict-utf8] [FILE|-]"
+const inspectUsage = "compact inspect [--json] [--check] [--format NAME] [--skip-bad-lines] [--strict-utf8] [FILE|-]"
 
 const inspectExamples = `  compact inspect session.jsonl
       format, messages by role, tool calls and results, orphans, handoffs,
@@ -81,9 +81,13 @@ func runInspect(_ context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	as := fs.String("format", "", "read as format `NAME` instead of detecting it ("+formatNames(false)+")")
 	rf := addReadFlags(fs)
+	doCheck := fs.Bool("check", false, "check instead whether the agent will resume the file whole, and exit 1 if not (see compact check)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if *doCheck {
+		return check(e, pos, format.Name(*as), *asJSON)
 	}
 	in, err := openInput(e, pos)
 	if err != nil {

@@ -46,6 +46,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"inspect", "summarise a transcript: format, roles, tool pairs, orphans, handoffs", runInspect},
+		{"check", "say whether the agent will resume a transcript whole (exit 1 if not)", runCheck},
 		{"convert", "convert a transcript to another format", runConvert},
 		{"count", "count a transcript's tokens", runCount},
 		{"redact", "mask secrets in a transcript or any text", runRedact},

@@ -142,31 +142,57 @@ def cc_parts(content):
 
 
 def read_claude(records):
-    items = []  # ("msg", Msg, msgid, summary_flag) or ("rec", type, marker)
+    items = []  # ("msg", Msg, msgid) or ("rec", type, marker)
     boundary, last_summary = -1, -1
+    open_at = -1   # index in items of the assistant message whose records may go on
+    pending = []   # metadata records read since; they join it if it goes on
+    uuids = set()
+
+    def close():
+        nonlocal open_at
+        items.extend(pending)
+        pending.clear()
+        open_at = -1
+
+    def rec(typ, marker=False):
+        item = ("rec", typ, marker)
+        if open_at >= 0 and not marker:
+            pending.append(item)
+        else:
+            items.append(item)
+
     for r in records:
         if not isinstance(r, dict):
-            items.append(("rec", "unknown", False))
+            rec("unknown")
             continue
         typ = r.get("type")
-        if r.get("isSidechain") is True:
-            items.append(("rec", "sidechain", False))
-            continue
         msg = r.get("message")
-        if typ in ("user", "assistant") or (typ == "summary" and isinstance(msg, dict)):
-            if not isinstance(msg, dict) or msg.get("content") is None:
-                items.append(("rec", "invalid", False))
+        conversation = typ in ("user", "assistant") or (typ == "summary" and isinstance(msg, dict))
+        if conversation and r.get("uuid") and r.get("uuid") in uuids and r.get("isSidechain") is not True:
+            rec("duplicate")
+            continue
+        if r.get("isSidechain") is True:
+            rec("sidechain")
+            continue
+        if conversation:
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if content is None:
+                rec("invalid")
                 continue
-            parts = cc_parts(msg["content"])
+            parts = cc_parts(content)
             if parts is None:
-                items.append(("rec", "invalid", False))
-                continue
+                raise ValueError("a message content of the wrong type")
+            if r.get("uuid"):
+                uuids.add(r["uuid"])
             role = "assistant" if typ == "assistant" or msg.get("role") == "assistant" else "user"
             mid = msg.get("id") if role == "assistant" else None
-            if role == "assistant" and mid and items and items[-1][0] == "msg" and items[-1][2] == mid:
-                items[-1][1].parts += parts
-                items[-1][1].records += 1
+            if role == "assistant" and mid and open_at >= 0 and items[open_at][2] == mid:
+                m = items[open_at][1]
+                m.records += len(pending) + 1
+                pending.clear()
+                m.parts += parts
                 continue
+            close()
             m = Msg(role, parts)
             if role == "user":
                 m.summary = bool(r.get("isCompactSummary")) or typ == "summary"
@@ -174,18 +200,23 @@ def read_claude(records):
                 mark_handoff(m)
                 if m.summary and r.get("isCompactSummary"):
                     last_summary = len(items)
+            if role == "assistant" and mid:
+                open_at = len(items)
             items.append(("msg", m, mid))
         elif typ == "system":
             sub = r.get("subtype") or "system"
+            close()
             if sub == "compact_boundary":
                 boundary = len(items)
-            items.append(("rec", sub, sub == "compact_boundary"))
+            rec(sub, sub == "compact_boundary")
         elif typ == "summary":
-            items.append(("rec", "summary", True))
+            close()
+            rec("summary", True)
         elif not typ:
-            items.append(("rec", "unknown", False))
+            rec("unknown")
         else:
-            items.append(("rec", typ, False))
+            rec(typ)
+    close()
     reset = boundary if boundary >= 0 else last_summary
     msgs, recs = [], []
     for i, it in enumerate(items):
@@ -196,6 +227,23 @@ def read_claude(records):
         else:
             msgs.append(it[1])
     return msgs, recs
+
+
+def json_records(raw):
+    """The records of a JSON-lines file; a line holding several records with
+    no newline between them gives each."""
+    dec = json.JSONDecoder()
+    out = []
+    for line in raw.split("\n"):  # not splitlines: U+2028 and \x1e sit inside strings
+        line = line.strip()
+        i = 0
+        while i < len(line):
+            v, j = dec.raw_decode(line, i)
+            out.append(v)
+            i = j
+            while i < len(line) and line[i] in " \t":
+                i += 1
+    return out
 
 
 # ---------------------------------------------------------------------- Codex
@@ -236,6 +284,11 @@ def codex_item(it):
         return "assistant", [("call", (it.get("call_id", ""), it.get("name", ""), it.get("input")))]
     if t == "local_shell_call":
         return "assistant", [("call", (it.get("call_id") or it.get("id", ""), "local_shell", it.get("action")))]
+    if t == "web_search_call":
+        return "assistant", [("call", (it.get("id") or it.get("call_id") or "WEB", "web_search", it.get("action"))),
+                             ("result", it.get("id") or it.get("call_id") or "WEB")]
+    if t in ("compaction", "compaction_summary"):
+        return "user", [("opaque", "")]
     if t in ("function_call_output", "custom_tool_call_output"):
         return "tool", [("text", "")]
     return None, None
@@ -244,37 +297,66 @@ def codex_item(it):
 def read_codex(lines):
     entries = []  # dict(kind, ...)
     summaries = set()
+    web = [0]
+
+    def last_open():
+        # The assistant message still open, looking past event lines.
+        for e in reversed(entries):
+            if "rec" in e:
+                if e.get("event"):
+                    continue
+                return None
+            return e if e.get("open") else None
+        return None
 
     def add_item(it, inner):
         role, parts = codex_item(it)
         if role is None:
             return False
-        if role == "assistant" and entries and entries[-1].get("open") and entries[-1]["inner"] == inner:
-            entries[-1]["msg"].parts += parts
-            entries[-1]["msg"].records += 1
+        if it.get("type") == "web_search_call" and not (it.get("id") or it.get("call_id")):
+            web[0] += 1
+            parts = [("call", ("WEB%d" % web[0],) + parts[0][1][1:]), ("result", "WEB%d" % web[0])]
+        o = last_open()
+        if role == "assistant" and o is not None and o["inner"] == inner:
+            # Event lines between the items of one turn join it.
+            while "rec" in entries[-1]:
+                entries.pop()
+                o["msg"].records += 1
+            o["msg"].parts += parts
+            o["msg"].records += 1
             return True
-        if entries:
-            entries[-1]["open"] = False
+        for e in entries:
+            e["open"] = False
         m = Msg(role, parts)
         if role == "tool":
             m.tool_call_ids = [it.get("call_id", "")]
         elif role == "user":
             t = m.text()
-            m.summary = t.startswith(CODEX_PREFIX) or t in summaries
+            m.summary = t.startswith(CODEX_PREFIX) or t in summaries or parts == [("opaque", "")]
             m.synthetic = not m.summary and codex_injected(t)
             mark_handoff(m)
         entries.append({"msg": m, "open": role == "assistant", "inner": inner})
         return True
 
+    def close():
+        for e in entries:
+            e["open"] = False
+
     for line in lines:
         if not isinstance(line, dict):
+            close()
             entries.append({"rec": "unknown"})
             continue
         typ, p = line.get("type"), line.get("payload")
         if typ == "response_item":
             if not (isinstance(p, dict) and add_item(p, False)):
+                close()
                 entries.append({"rec": "response_item"})
+        elif typ == "event_msg":
+            entries.append({"rec": "event_msg", "event": True,
+                            "marker": isinstance(p, dict) and p.get("type") == "context_compacted"})
         elif typ == "compacted":
+            close()
             if p.get("message") or p.get("replacement_history") is None:
                 summaries.add(p.get("message") or "(no summary available)")
             if p.get("replacement_history") is not None:
@@ -287,10 +369,9 @@ def read_codex(lines):
                 entries[:] = out
                 entries.append({"rec": "compacted", "marker": True})
                 for it in p["replacement_history"]:
-                    if not add_item(it, True) and entries:
-                        entries[-1]["open"] = False
-                if entries:
-                    entries[-1]["open"] = False
+                    if not add_item(it, True):
+                        close()
+                close()
             else:
                 out = []
                 for e in entries:
@@ -308,6 +389,7 @@ def read_codex(lines):
                 m.summary = True
                 entries.append({"msg": m, "open": False, "inner": False})
         else:
+            close()
             entries.append({"rec": typ or "unknown"})
     msgs = [e["msg"] for e in entries if "msg" in e]
     recs = [(e["rec"], e.get("marker", False)) for e in entries if "rec" in e]
@@ -373,12 +455,53 @@ def read_miniswe(doc):
 
 def read_openai(doc):
     msgs = []
+    if isinstance(doc, dict):
+        doc = doc.get("messages") or []
     for h in doc:
         m = Msg(h["role"], chat_parts(h.get("content")) + [chat_call(c) for c in h.get("tool_calls") or []])
         if h.get("tool_call_id"):
             m.tool_call_ids = [h["tool_call_id"]]
         msgs.append(m)
     return msgs, []
+
+
+def gemini_msg(g):
+    parts = [("thinking", "")] * len(g.get("thoughts") or [])
+    c = g.get("content")
+    if isinstance(c, str) and c:
+        parts.append(("text", c))
+    elif isinstance(c, list):
+        parts += [("text", x["text"]) for x in c if isinstance(x, dict) and x.get("text")]
+    for tc in g.get("toolCalls") or []:
+        parts.append(("call", (tc.get("id", ""), tc.get("name", ""), tc.get("args") or {})))
+        for res in tc.get("result") or []:
+            fr = res.get("functionResponse")
+            if fr is not None:
+                parts.append(("result", fr.get("id") or tc.get("id", "")))
+    m = Msg("user" if g.get("type") == "user" else "assistant", parts)
+    mark_handoff(m)
+    return m
+
+
+def read_gemini_lines(lines):
+    """Gemini CLI's JSON-lines layout: a header, messages, $set updates; a
+    message recorded again (same id) replaces the earlier version."""
+    msgs, recs, by_id = [], [], {}
+    for i, g in enumerate(lines):
+        if "$set" in g or (i == 0 and "sessionId" in g):
+            recs.append(("$set" if "$set" in g else "session", False))
+            continue
+        t = g.get("type")
+        if t not in ("user", "gemini", "model"):
+            recs.append((t or "unknown", False))
+            continue
+        m = gemini_msg(g)
+        if g.get("id") and g["id"] in by_id:
+            by_id[g["id"]].parts = m.parts
+            continue
+        by_id[g.get("id")] = m
+        msgs.append(m)
+    return msgs, recs
 
 
 def read_gemini(doc):
@@ -515,6 +638,166 @@ def read_openhands(events):
     return msgs, recs
 
 
+def oh_v1_text(v):
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return v.get("text") or ""
+    if isinstance(v, list):
+        return "\n".join(t for t in (oh_v1_text(x) for x in v) if t)
+    return ""
+
+
+def read_openhands_v1(events):
+    """OpenHands V1 (software-agent-sdk) events: messages from
+    SystemPromptEvent, MessageEvent, ActionEvent (one message per model
+    response), observations as tool messages; a Condensation forgets
+    events."""
+    msgs, recs = [], []   # msgs: [Msg, event ids]
+    open_resp = None
+    for e in events:
+        k = e.get("kind")
+        if k == "SystemPromptEvent":
+            msgs.append([Msg("system", [("text", oh_v1_text(e.get("system_prompt")))]), [e.get("id")]])
+            open_resp = None
+        elif k == "MessageEvent":
+            lm = e.get("llm_message") or {}
+            role = lm.get("role") or ("assistant" if e.get("source") == "agent" else "user")
+            m = Msg(role, [("text", oh_v1_text(lm.get("content")))])
+            mark_handoff(m)
+            msgs.append([m, [e.get("id")]])
+            open_resp = None
+        elif k == "ActionEvent":
+            tc = e.get("tool_call") or {}
+            call = ("call", (tc.get("id") or e.get("tool_call_id", ""), tc.get("name") or e.get("tool_name", ""), None))
+            rid = e.get("llm_response_id")
+            if rid and rid == open_resp and msgs:
+                msgs[-1][0].parts.append(call)
+                msgs[-1][1].append(e.get("id"))
+            else:
+                msgs.append([Msg("assistant", [call]), [e.get("id")]])
+                open_resp = rid
+        elif k in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
+            open_resp = None
+            if e.get("tool_call_id"):
+                m = Msg("tool", [("text", "")])
+                m.tool_call_ids = [e["tool_call_id"]]
+            else:
+                m = Msg("user", [("text", "")])
+                m.synthetic = True
+            msgs.append([m, [e.get("id")]])
+        elif k == "Condensation":
+            open_resp = None
+            gone = set(e.get("forgotten_event_ids") or [])
+            kept = []
+            for m, ids in msgs:
+                if gone & set(ids):
+                    recs += [("forgotten", False)] * len(ids)
+                else:
+                    kept.append([m, ids])
+            msgs[:] = kept
+            if e.get("summary"):
+                m = Msg("user", [("text", e["summary"])])
+                m.summary = True
+                msgs.append([m, [e.get("id")]])
+            else:
+                recs.append(("Condensation", True))
+        elif k == "CondensationSummaryEvent" and e.get("summary"):
+            m = Msg("user", [("text", e["summary"])])
+            m.summary = True
+            msgs.append([m, [e.get("id")]])
+            open_resp = None
+        else:
+            recs.append((k or "unknown", False))
+            open_resp = None
+    return [m for m, _ in msgs], recs
+
+
+def read_openhands_any(events):
+    if events and isinstance(events[0], dict) and "kind" in events[0]:
+        return read_openhands_v1(events)
+    return read_openhands(events)
+
+
+# ---------------------------------------------------------------- --count
+def sources_formats(dirs):
+    """file name -> format, from the SOURCES.md tables of the corpus dirs."""
+    out = {}
+    for d in dirs:
+        path = os.path.join(d, "SOURCES.md")
+        if not os.path.exists(path):
+            continue
+        for line in open(path, encoding="utf-8"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) > 5 and os.path.splitext(cells[0])[1] in (".json", ".jsonl", ".traj"):
+                # The format column: a format name (wild/) or a description
+                # that starts with the agent's name (transcripts/).
+                desc = cells[4].lower()
+                for key, name in (("mini-swe-agent", "mini-swe-agent"), ("swe-agent", "swe-agent"), ("bare json array", "openai"),
+                                  ("claude", "claude-code"), ("codex", "codex"), ("gemini", "gemini-cli"),
+                                  ("openhands", "openhands"), ("openai", "openai")):
+                    if desc.startswith(key):
+                        out[cells[0]] = name
+                        break
+    return out
+
+
+def read_file(path, fmt):
+    raw = open(path, encoding="utf-8", errors="surrogateescape").read()
+    raw = raw.lstrip("\ufeff")
+    first = raw.lstrip()[:1]
+    if fmt == "claude-code":
+        try:
+            return read_claude(json.loads(raw)["loglines"])  # the JSON export
+        except (ValueError, KeyError, TypeError):
+            return read_claude(json_records(raw))
+    if fmt == "codex":
+        return read_codex(json_records(raw))
+    if fmt == "gemini-cli":
+        try:
+            return read_gemini(json.loads(raw))
+        except ValueError:
+            return read_gemini_lines(json_records(raw))
+    if fmt == "openhands":
+        if first == "[":
+            return read_openhands_any(json.loads(raw))
+        lines = json_records(raw)
+        if "history" in lines[0]:
+            msgs, recs = read_openhands_any(lines[0]["history"])
+            return msgs, recs + [("instance", False)] * (len(lines) - 1)
+        return read_openhands_v1(lines)
+    if fmt == "swe-agent":
+        return read_sweagent(json.loads(raw))
+    if fmt == "mini-swe-agent":
+        return read_miniswe(json.loads(raw))
+    if fmt == "openai":
+        return read_openai(json.loads(raw))
+    raise ValueError("no rule for format " + fmt)
+
+
+def count(paths):
+    """Print, for each file, one JSON object with its format and what
+    compact inspect --json says of it: messages, roles, tool calls and the
+    call ids results answer."""
+    dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in paths})
+    formats = sources_formats(dirs + [os.path.dirname(d) for d in dirs])
+    for p in paths:
+        name = os.path.basename(p)
+        fmt = formats.get(name)
+        if fmt is None and os.path.basename(os.path.dirname(os.path.abspath(p))) == "entire":
+            fmt = "claude-code"  # wild/entire: Entire's own Claude Code sessions
+        if fmt is None:
+            print(json.dumps({"file": p, "error": "no format in SOURCES.md"}))
+            continue
+        msgs, _ = read_file(p, fmt)
+        roles = {}
+        for m in msgs:
+            roles[m.role] = roles.get(m.role, 0) + 1
+        print(json.dumps({"file": p, "format": fmt, "messages": len(msgs), "roles": roles,
+                          "tool_calls": sum(len(m.calls()) for m in msgs),
+                          "tool_results": sum(len(m.result_ids()) for m in msgs)}))
+
+
 # --------------------------------------------------------------------- output
 def orphans(msgs):
     open_calls = {}
@@ -606,4 +889,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--count":
+        count(sys.argv[2:])
+    else:
+        main()

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
+	"pgregory.net/rapid"
+)
+
+// TestCompactionSweep compacts real transcripts with the deterministic
+// fallback at two windows and checks what a user resuming the output would
+// meet: exit 0; the output reads back in the input's format; it has no
+// orphan the input did not have; and compact check finds nothing in it the
+// input did not already have (no broken chain, no split pair, no split
+// model turn). It covers every file of transcripts/, wild/ and
+// wild/entire/ (about 5 s); with -short, the first file of each format and
+// layout.
+func TestCompactionSweep(t *testing.T) {
+	files := corpus.AllTranscripts(t)
+	if testing.Short() {
+		files = sweepSample(t, files)
+	}
+	dir := t.TempDir()
+	for _, file := range files {
+		in := readCorpusFile(t, file)
+		inProblems := problemSet(t, file)
+		for _, window := range []int{16000, 8000} {
+			name := filepath.Base(file) + "@" + strconv.Itoa(window)
+			out := filepath.Join(dir, name)
+			code, _, stderr := runCmd(t, "", nil, "--summarizer", "fallback", "--force", "--window", strconv.Itoa(window), "-o", out, file)
+			if code != exitOK {
+				t.Errorf("%s: exit %d: %s", name, code, stderr)
+				continue
+			}
+			got := readCorpusFile(t, out)
+			if got.Format != in.Format {
+				t.Errorf("%s: read back as %s, want %s", name, got.Format, in.Format)
+			}
+			had := map[string]bool{}
+			for _, o := range in.Orphans() {
+				had[string(o.Kind)+" "+o.CallID] = true
+			}
+			for _, o := range got.Orphans() {
+				if !had[string(o.Kind)+" "+o.CallID] {
+					t.Errorf("%s: new orphan: %s %q at message %d", name, o.Kind, o.CallID, o.Index)
+				}
+			}
+			for _, p := range problemList(t, out) {
+				if !inProblems[p.Kind] {
+					t.Errorf("%s: compact check: %s (%s)", name, p, p.Kind)
+				}
+			}
+		}
+	}
+	t.Logf("%d files at 2 windows", len(files))
+}
+
+// sweepSample is the first file of each format and layout (by the
+// detected format and the file name's agent prefix), plus the files whose
+// names say they hold something special.
+func sweepSample(t *testing.T, files []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		base := filepath.Base(f)
+		key, _, _ := strings.Cut(base, "_")
+		if strings.Contains(f, "/entire/") {
+			key = "entire"
+		}
+		key += filepath.Ext(base)
+		special := strings.Contains(base, "compact") || strings.Contains(base, "two_records") ||
+			strings.Contains(base, "v1_") || strings.Contains(base, "jsonl_") || strings.Contains(base, "open_call")
+		if !seen[key] || special {
+			seen[key] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func readCorpusFile(t *testing.T, path string) compact.Transcript {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := format.Read(f, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// problemList runs compact check's logic on a file.
+func problemList(t *testing.T, path string) []format.Problem {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems, err := format.Check(data, path, "")
+	if err != nil {
+		t.Fatalf("check %s: %v", path, err)
+	}
+	return problems
+}
+
+// problemSet is the kinds of problem a file has: compaction may keep them,
+// never add one.
+func problemSet(t *testing.T, path string) map[string]bool {
+	set := map[string]bool{}
+	for _, p := range problemList(t, path) {
+		set[p.Kind] = true
+	}
+	return set
+}
+
+// TestCompactionNeverSplitsAModelTurn: whatever the window, the head and
+// the tail budget, compacting a real transcript never leaves reasoning cut
+// off from the text or calls of its turn, nor a call from its result: the
+// property DESIGN.md states for every format, over every corpus file and
+// random cuts.
+func TestCompactionNeverSplitsAModelTurn(t *testing.T) {
+	files := corpus.AllTranscripts(t)
+	dir := t.TempDir()
+	rapid.Check(t, func(rt *rapid.T) {
+		file := rapid.SampledFrom(files).Draw(rt, "file")
+		window := rapid.IntRange(2000, 64000).Draw(rt, "window")
+		head := rapid.IntRange(0, 4).Draw(rt, "keep-head")
+		tail := rapid.IntRange(0, 20000).Draw(rt, "keep-tail-tokens")
+		out := filepath.Join(dir, "out")
+		code, _, stderr := runCmd(t, "", nil, "--summarizer", "fallback", "--force", "--window", strconv.Itoa(window),
+			"--keep-head", strconv.Itoa(head), "--keep-tail-tokens", strconv.Itoa(tail), "-o", out, file)
+		if code != exitOK {
+			rt.Fatalf("exit %d: %s", code, stderr)
+		}
+		in, got := readCorpusFile(t, file), readCorpusFile(t, out)
+		before := splitTurns(&in)
+		for _, id := range splitTurns(&got) {
+			if !slices.Contains(before, id) {
+				rt.Fatalf("message %s: reasoning cut off from its turn", id)
+			}
+		}
+		had := map[string]bool{}
+		for _, o := range in.Orphans() {
+			had[string(o.Kind)+" "+o.CallID] = true
+		}
+		for _, o := range got.Orphans() {
+			if !had[string(o.Kind)+" "+o.CallID] {
+				rt.Fatalf("new orphan %s %q", o.Kind, o.CallID)
+			}
+		}
+	})
+}
+
+// splitTurns returns the ids of assistant messages holding only reasoning
+// that the next message does not continue (an assistant message), in any
+// format.
+func splitTurns(t *compact.Transcript) []string {
+	var ids []string
+	for i := 0; i+1 < len(t.Messages); i++ {
+		m := &t.Messages[i]
+		only := m.Role == compact.RoleAssistant && len(m.Parts) > 0 &&
+			!slices.ContainsFunc(m.Parts, func(p compact.Part) bool { return p.Type != compact.PartThinking })
+		if only && t.Messages[i+1].Role != compact.RoleAssistant {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}

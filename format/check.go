@@ -1,0 +1,234 @@
+package format
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
+)
+
+// Problem is something that keeps the agent that wrote a file from
+// resuming it whole. Agents resume a damaged file without a word and with
+// part of its history gone (Claude Code, Codex and Gemini CLI all do), so
+// Check is the only warning a user gets.
+type Problem struct {
+	Line int    `json:"line,omitempty"` // 1-based line, for line-oriented formats
+	Kind string `json:"kind"`           // damaged_line, broken_chain, split_pair, split_turn, unreadable
+	Msg  string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("line %d: %s", p.Line, p.Msg)
+	}
+	return p.Msg
+}
+
+// Kinds of problem.
+const (
+	ProblemDamagedLine = "damaged_line" // a line the agent cannot parse: it drops it, and what hangs on it
+	ProblemBrokenChain = "broken_chain" // Claude Code: the parent chain from the last record misses live messages
+	ProblemSplitPair   = "split_pair"   // a tool result without its call, or a call whose result is missing
+	ProblemSplitTurn   = "split_turn"   // a model turn (reasoning, text, calls) cut apart
+)
+
+// Check reads data as a transcript (as, when not empty, names its format)
+// and reports what would keep its agent from resuming it whole:
+//
+//   - a damaged line (the file is read past it, as the agent would);
+//   - in a Claude Code session, a parent chain that, walked back from the
+//     newest record the way Claude Code resumes, misses messages of the
+//     live context (a gap left by a damaged or missing record);
+//   - a tool result without its call, or a call with no result after which
+//     the conversation went on (a call still running at the end is how a
+//     live session ends; Codex answers unanswered calls itself);
+//   - in a Codex or Responses transcript, a model turn cut apart: reasoning
+//     with neither the text nor the calls it led to after it, which the
+//     Responses API refuses.
+//
+// A file Check passes holds nothing the agent would drop. The transcript
+// is the one read (damaged lines skipped). An error means the input could
+// not be read as a transcript at all.
+func Check(data []byte, name string, as Name) (compact.Transcript, []Problem, error) {
+	var problems []Problem
+	o := ReadOptions{SkipBadLines: true, Warn: func(w Warning) {
+		if w.Kind == WarnSkipped {
+			msg := strings.TrimPrefix(w.Msg, "line skipped: ")
+			if bytes.Contains(lineAt(data, w.Line), []byte(`"type":"compacted"`)) {
+				msg = "the compaction record is damaged; Codex cannot rebuild the history from it: " + msg
+			}
+			problems = append(problems, Problem{Line: w.Line, Kind: ProblemDamagedLine, Msg: msg})
+		}
+	}}
+	t, err := ReadWith(bytes.NewReader(data), name, as, o)
+	if err != nil {
+		return t, problems, err
+	}
+	if Name(t.Format) == ClaudeCode && len(t.Envelope) == 0 {
+		problems = append(problems, ccChainProblems(data, &t)...)
+	}
+	problems = append(problems, pairProblems(&t)...)
+	if Name(t.Format) == Codex || Name(t.Format) == OpenAIResponses {
+		// The Responses API refuses a reasoning item without the item
+		// that follows it in its turn.
+		problems = append(problems, turnProblems(&t)...)
+	}
+	return t, problems, nil
+}
+
+// lineAt returns the n-th line of data (1-based), or nil.
+func lineAt(data []byte, n int) []byte {
+	for i := 1; len(data) > 0; i++ {
+		line, rest, _ := bytes.Cut(data, []byte{'\n'})
+		if i == n {
+			return line
+		}
+		data = rest
+	}
+	return nil
+}
+
+// ccChainProblems walks Claude Code's parent chain back from the newest
+// record on the main chain, as claude --resume does, and reports the live
+// messages the walk does not reach.
+func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
+	parent := map[string]string{}
+	lineOf := map[string]int{}
+	results := map[string]bool{}  // records holding tool results
+	msgIDs := map[string]string{} // record -> its API message's id
+	var order []string
+	last := ""
+	n := 0
+	for line := range bytes.Lines(data) {
+		n++
+		for _, rec := range splitRecords(bytes.TrimSpace(line)) {
+			uuid, p, chain := ccChainFields(rec)
+			if !chain || uuid == "" {
+				continue
+			}
+			if _, dup := parent[uuid]; !dup {
+				parent[uuid], lineOf[uuid] = p, n
+				order = append(order, uuid)
+				results[uuid] = bytes.Contains(rec, []byte(`"tool_result"`))
+				msgIDs[uuid] = jsonscan.LookupString(jsonscan.Lookup(rec, "message"), "id")
+			}
+			last = uuid
+		}
+	}
+	reached := map[string]bool{}
+	for u := last; u != "" && !reached[u]; u = parent[u] {
+		if _, ok := parent[u]; !ok {
+			break // the chain leaves the file: where a slice of a session starts
+		}
+		reached[u] = true
+	}
+	// The records of one API message (parallel calls) and the results of
+	// its calls hang off one another beside the chain: Claude Code takes
+	// them back in with the message (by message.id) and its calls.
+	ids := map[string]bool{}
+	for u := range reached {
+		if id := msgIDs[u]; id != "" {
+			ids[id] = true
+		}
+	}
+	for _, u := range order {
+		if !reached[u] && (ids[msgIDs[u]] && msgIDs[u] != "" || reached[parent[u]] && results[u]) {
+			reached[u] = true
+		}
+	}
+	var missed []string
+	firstLine := 0
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		if m.Summary && len(m.Source.Records) == 0 {
+			continue
+		}
+		for _, rec := range m.Source.Records {
+			uuid, _, chain := ccChainFields(rec)
+			if chain && uuid != "" && !reached[uuid] {
+				missed = append(missed, uuid)
+				if firstLine == 0 {
+					firstLine = lineOf[uuid]
+				}
+				break
+			}
+		}
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	// Where the walk stopped: the record whose parent is not in the file.
+	stop, gap := "", ""
+	for u := last; u != "" && reached[u]; u = parent[u] {
+		stop = u
+	}
+	if stop != "" {
+		gap = parent[stop]
+	}
+	msg := fmt.Sprintf("the parent chain from the newest record misses %d live message(s) from line %d on", len(missed), firstLine)
+	if gap != "" {
+		msg += fmt.Sprintf(": the record at line %d names parent %s, which is not in the file", lineOf[stop], gap)
+	}
+	msg += "; claude --resume would continue without them"
+	return []Problem{{Line: firstLine, Kind: ProblemBrokenChain, Msg: msg}}
+}
+
+// pairProblems reports results without calls, and calls without results
+// except in the last turn.
+func pairProblems(t *compact.Transcript) []Problem {
+	lastCall := -1
+	for i := range t.Messages {
+		if len(t.Messages[i].ToolCalls()) > 0 {
+			lastCall = i
+		}
+	}
+	var out []Problem
+	for _, o := range t.Orphans() {
+		switch {
+		case o.Kind == compact.OrphanResult:
+			out = append(out, Problem{Kind: ProblemSplitPair,
+				Msg: fmt.Sprintf("message %d answers call %q, which no message makes", o.Index, o.CallID)})
+		case Name(t.Format) == Codex:
+			// Codex answers a call left without output itself ("aborted")
+			// when it resumes.
+		case o.Index < lastCall || laterMessages(t, o.Index):
+			out = append(out, Problem{Kind: ProblemSplitPair,
+				Msg: fmt.Sprintf("message %d makes call %q, which nothing answers", o.Index, o.CallID)})
+		}
+	}
+	return out
+}
+
+// laterMessages reports whether the conversation went on after message i
+// (an assistant message, or a person's ask): a call left unanswered in the
+// middle of it, not one still running at its end.
+func laterMessages(t *compact.Transcript, i int) bool {
+	for _, m := range t.Messages[i+1:] {
+		if m.Role == compact.RoleAssistant || m.IsUserAsk() {
+			return true
+		}
+	}
+	return false
+}
+
+// turnProblems reports reasoning cut off from its turn: an assistant
+// message holding only thinking, followed by something other than the
+// assistant's own continuation.
+func turnProblems(t *compact.Transcript) []Problem {
+	var out []Problem
+	for i := 0; i+1 < len(t.Messages); i++ {
+		m := &t.Messages[i]
+		if m.Role != compact.RoleAssistant || len(m.Parts) == 0 ||
+			slices.ContainsFunc(m.Parts, func(p compact.Part) bool { return p.Type != compact.PartThinking }) {
+			continue
+		}
+		if next := &t.Messages[i+1]; next.Role != compact.RoleAssistant {
+			out = append(out, Problem{Kind: ProblemSplitTurn,
+				Msg: fmt.Sprintf("message %d is reasoning whose text or calls do not follow it (message %d is %s)", i, i+1, next.Role)})
+		}
+	}
+	return out
+}
