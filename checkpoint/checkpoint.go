@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -224,15 +225,16 @@ type Permission struct {
 	Ref   string `json:"ref,omitempty"`
 }
 
+// The patterns are compiled on first use, not at start-up.
 var (
-	idPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	refPattern = regexp.MustCompile(`^[a-z][a-z0-9+.-]*:[^\s]+$`)
+	idPattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
+	refPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9+.-]*:[^\s]+$`) })
 )
 
 // ValidSessionID reports whether id can name a session: 1 to 128 letters,
 // digits, '.', '_' or '-', starting with a letter or digit. The same rule
 // holds in every store, so a session moves between stores unchanged.
-func ValidSessionID(id string) bool { return idPattern.MatchString(id) }
+func ValidSessionID(id string) bool { return idPattern().MatchString(id) }
 
 // validate checks what the caller filled in, before a store assigns the
 // identity fields. An empty Status is refused like an unknown one: a
@@ -290,7 +292,7 @@ func (c *Checkpoint) validate(redacting bool, check []int, kept func(id string) 
 		}
 	}
 	for _, p := range c.Permissions {
-		if p.Ref != "" && !refPattern.MatchString(p.Ref) {
+		if p.Ref != "" && !refPattern().MatchString(p.Ref) {
 			// A bare value is most likely the secret itself.
 			return fmt.Errorf("%w: session %s: permission %q: ref must be a reference like env:NAME or vault:path, not a value", ErrInvalid, c.Session, p.Scope)
 		}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"sync"
 	"time"
 )
 
@@ -47,7 +48,8 @@ const (
 	recordFull  byte = 1
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made on first use, not at start-up.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // recordMeta is the readable part of a record.
 type recordMeta struct {
@@ -105,7 +107,7 @@ func putFrame(kind byte, body []byte) []byte {
 	f := make([]byte, 5, 5+len(body))
 	f[0] = kind
 	f = append(f, body...)
-	binary.LittleEndian.PutUint32(f[1:5], crc32.Checksum(f[5:], castagnoli))
+	binary.LittleEndian.PutUint32(f[1:5], crc32.Checksum(f[5:], castagnoli()))
 	return f
 }
 
@@ -114,7 +116,7 @@ func checkFrame(f []byte) (byte, []byte, error) {
 	if len(f) < 5 {
 		return 0, nil, fmt.Errorf("%w: frame of %d bytes", ErrCorrupt, len(f))
 	}
-	if crc32.Checksum(f[5:], castagnoli) != binary.LittleEndian.Uint32(f[1:5]) {
+	if crc32.Checksum(f[5:], castagnoli()) != binary.LittleEndian.Uint32(f[1:5]) {
 		return 0, nil, fmt.Errorf("%w: frame checksum does not match", ErrCorrupt)
 	}
 	if f[0] != frameBlob && f[0] != frameRecord {

@@ -3,6 +3,7 @@ package eval
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -43,7 +44,7 @@ func Facts(text string) []string {
 // stripping), pattern by pattern.
 func eachFact(text string, add func(string)) {
 	if strings.ContainsAny(text, `/\`) {
-		for _, loc := range pathRE.FindAllStringIndex(text, -1) {
+		for _, loc := range pathRE().FindAllStringIndex(text, -1) {
 			add(text[loc[0]:loc[1]])
 		}
 	}
@@ -54,7 +55,10 @@ func eachFact(text string, add func(string)) {
 // pathRE is the reference's path pattern with Python's Unicode \w spelled
 // out (letters, numbers and the underscore). It has no \b or lookaround, so
 // RE2's leftmost-first matching finds what Python's backtracking finds.
-var pathRE = regexp.MustCompile(`(?:[A-Za-z]:\\|~?/|\./|\.\./)?(?:[\p{L}\p{N}_.-]+[/\\])+[\p{L}\p{N}_.-]+\.[\p{L}\p{N}_]{1,6}`)
+// It is compiled on first use, not at start-up.
+var pathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:[A-Za-z]:\\|~?/|\./|\.\./)?(?:[\p{L}\p{N}_.-]+[/\\])+[\p{L}\p{N}_.-]+\.[\p{L}\p{N}_]{1,6}`)
+})
 
 // isWord is Python's \w for str patterns: a letter, a number or '_'.
 func isWord(r rune) bool {

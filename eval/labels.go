@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
@@ -364,7 +365,8 @@ func leaked(secret, core string, present func(string) bool) bool {
 	return false
 }
 
-var jsonEscape = regexp.MustCompile(`\\(u[0-9a-fA-F]{4}|["\\/bfnrt])`)
+// jsonEscape is compiled on first use, not at start-up.
+var jsonEscape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\(u[0-9a-fA-F]{4}|["\\/bfnrt])`) })
 
 var simpleEscapes = map[byte]string{'"': `"`, '\\': `\`, '/': "/", 'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t"}
 
@@ -374,7 +376,7 @@ func scoreViews(text string) []string {
 	views := []string{text}
 	cur := text
 	for range 3 {
-		next := jsonEscape.ReplaceAllStringFunc(cur, func(m string) string {
+		next := jsonEscape().ReplaceAllStringFunc(cur, func(m string) string {
 			if m[1] == 'u' {
 				n, _ := strconv.ParseUint(m[2:], 16, 32)
 				return string(rune(n))

@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/compactkit/compact/internal/keyword"
 )
@@ -21,7 +22,7 @@ const maxKeptCommands = 4
 // install packages, each with its kind, as written (without redirections).
 // Heredoc bodies are skipped.
 func commandKinds(cmd string, fn func(kind int, segment string)) {
-	if !commandWordMatcher.Contains(cmd) {
+	if !commandWordMatcher().Contains(cmd) {
 		return // most commands: no word of a test or an install in them
 	}
 	lines := strings.Split(stripCD(cmd), "\n")
@@ -47,8 +48,10 @@ func commandKinds(cmd string, fn func(kind int, segment string)) {
 
 // commandWordMatcher finds the words without which segmentKind finds
 // nothing: a cheap first look at every command.
-var commandWordMatcher = keyword.New(keyword.Words([]string{"test", "install", "add", "get", "tox", "nox", "jest", "mocha", "rspec", "phpunit",
-	"bats", "ava", "karma", "trial", "check", "verify", " i", " ci", "-s", "sync", "pytest", "nose", "run"}), true)
+var commandWordMatcher = sync.OnceValue(func() *keyword.Matcher {
+	return keyword.New(keyword.Words([]string{"test", "install", "add", "get", "tox", "nox", "jest", "mocha", "rspec", "phpunit",
+		"bats", "ava", "karma", "trial", "check", "verify", " i", " ci", "-s", "sync", "pytest", "nose", "run"}), true)
+})
 
 // dropRedirections removes "2>&1", ">/dev/null" and the like from a
 // command segment and trims it.

@@ -282,7 +282,7 @@ func (d *digest) addComment(text string, lineNo int) {
 		}
 		first = false
 		sc := decisionScore(s)
-		if cueMatcher.Tags(s)&cueContrast != 0 {
+		if cueMatcher().Tags(s)&cueContrast != 0 {
 			sc++ // a comment that says not/only/never/without explains a constraint
 		}
 		if marked {

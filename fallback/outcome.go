@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -353,7 +354,7 @@ func errorLines(out string, brief bool) []errLine {
 // traceback header, 2 a warning, 3 a line naming an error, 5 an exception
 // or compiler diagnostic.
 func errorScore(t string) int {
-	tags := failMatcher.Tags(t)
+	tags := failMatcher().Tags(t)
 	failEnd := len(t) >= 4 && strings.EqualFold(t[len(t)-4:], "fail")
 	panicked := hasPrefixFold(t, "panic:")
 	// "error" and "traceback" are failure words, so a line that opens with
@@ -398,7 +399,7 @@ var failureWords = []string{
 }
 
 // failMatcher finds every failure phrase of a line in one pass.
-var failMatcher = func() *keyword.Matcher {
+var failMatcher = sync.OnceValue(func() *keyword.Matcher {
 	// "warning:" and "warning " label a warning; a bare "warning" is more
 	// often code (Perl's "use warnings;", Python's warnings module, a
 	// RemovedInDjango41Warning import).
@@ -408,7 +409,7 @@ var failMatcher = func() *keyword.Matcher {
 		phrases[w] |= failWord
 	}
 	return keyword.New(keyword.Tagged(phrases), true)
-}()
+})
 
 // exceptionLine recognises "SomethingError: message" and
 // "pkg.mod.SomeException: message" lines.

@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/compactkit/compact/internal/keyword"
 )
@@ -174,7 +175,7 @@ const (
 )
 
 // cueMatcher finds the cue phrases of every group in one pass.
-var cueMatcher = func() *keyword.Matcher {
+var cueMatcher = sync.OnceValue(func() *keyword.Matcher {
 	phrases := map[string]uint32{}
 	for _, g := range []struct {
 		bit     uint32
@@ -185,7 +186,7 @@ var cueMatcher = func() *keyword.Matcher {
 		}
 	}
 	return keyword.New(keyword.Tagged(phrases), true)
-}()
+})
 
 // hotMatcher finds the window's hot names (case-sensitive); name i is tag
 // bit i.
@@ -211,7 +212,7 @@ type cueHit struct {
 // position.
 func findCues(text string, hot *keyword.Matcher) []cueHit {
 	var hits []cueHit
-	cueMatcher.Ends(text, func(end int, t uint32) { hits = append(hits, cueHit{end: end, cues: t}) })
+	cueMatcher().Ends(text, func(end int, t uint32) { hits = append(hits, cueHit{end: end, cues: t}) })
 	if hot == nil {
 		return hits
 	}
@@ -263,7 +264,7 @@ func (c *cueCursor) within(off, n int) (cues, names int) {
 // cue words, then specificity (code spans, quotes, stressed words), minus
 // narration ("Let me check …"), questions and speculation.
 func decisionScore(s string) int {
-	return scoreSentence(s, int(cueMatcher.Tags(s)))
+	return scoreSentence(s, int(cueMatcher().Tags(s)))
 }
 
 // scoreSentence scores a sentence given the cue groups found in it.
@@ -460,7 +461,7 @@ var ruleCues = []string{"don't", "don’t", "do not", "never", "must", "always",
 	"no more", "no longer", "not use", "not to", "shouldn't", "can't", "cannot", "mustn't", "wrong", "not what"}
 
 // ruleMatcher finds rule cues in one pass, ignoring ASCII case.
-var ruleMatcher = keyword.New(keyword.Words(ruleCues), true)
+var ruleMatcher = sync.OnceValue(func() *keyword.Matcher { return keyword.New(keyword.Words(ruleCues), true) })
 
 // revisionStarts open a message that corrects an earlier ask.
 var revisionStarts = []string{"no,", "no ", "not ", "actually", "instead", "wait", "rather", "never mind", "nevermind",
@@ -475,13 +476,13 @@ func constraintSentences(ask string) []string {
 	if hasPrefixFoldAny(ask, revisionStarts) {
 		return []string{ask}
 	}
-	if !ruleMatcher.Contains(ask) {
+	if !ruleMatcher().Contains(ask) {
 		return nil
 	}
 	var all, rules []string
 	sentences(ask, func(_ int, s string) {
 		all = append(all, s)
-		if ruleMatcher.Contains(s) {
+		if ruleMatcher().Contains(s) {
 			rules = append(rules, s)
 		}
 	})

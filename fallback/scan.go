@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -414,7 +415,7 @@ func knownExtension(name string) bool {
 	}
 	if k == 0 { // dotfiles: .env, .gitignore (but not ".py", an extension)
 		rest := name[1:]
-		_, isExt := fileExtensions[rest]
+		_, isExt := fileExtensions()[rest]
 		isExt = isExt || rest == "pyc" || rest == "pyo" || rest == "swp" || rest == "rej"
 		return len(rest) >= 2 && !isExt && !strings.Contains(rest, ".") && allIdentChars(rest) &&
 			(rest[0] >= 'a' && rest[0] <= 'z' || rest[0] == '_')
@@ -433,8 +434,8 @@ func knownExtension(name string) bool {
 	if j := strings.IndexByte(rest, '.'); j >= 0 {
 		first = rest[:j]
 	}
-	_, ok := fileExtensions[first]
-	_, ok2 := fileExtensions[last]
+	_, ok := fileExtensions()[first]
+	_, ok2 := fileExtensions()[last]
 	if first != last && !ok2 && moduleLike[first] {
 		return false // django.conf.global_settings is a module, not a file
 	}
@@ -446,7 +447,7 @@ func knownExtension(name string) bool {
 var moduleLike = map[string]bool{"conf": true, "cfg": true, "ini": true, "env": true, "log": true, "lock": true,
 	"out": true, "properties": true, "test": true, "mod": true, "sum": true, "cmd": true, "t": true}
 
-var fileExtensions = func() map[string]struct{} {
+var fileExtensions = sync.OnceValue(func() map[string]struct{} {
 	m := map[string]struct{}{}
 	for _, e := range strings.Fields(`go mod sum py pyi ipynb js mjs cjs jsx ts tsx mts cts json jsonl yaml yml toml ini cfg conf
 		md mdx rst txt log csv tsv xml html htm css scss sass less vue svelte astro c h cc cpp cxx hpp hh rs java kt kts
@@ -458,7 +459,7 @@ var fileExtensions = func() map[string]struct{} {
 		m[e] = struct{}{}
 	}
 	return m
-}()
+})
 
 // isIdentifier reports whether t looks like a name worth keeping exactly:
 // it has structure a plain word lacks (an underscore, a camel hump, a dotted

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/keyword"
@@ -934,7 +935,7 @@ func contentWords(s string) []string {
 	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
 	}) {
-		if len(f) >= 3 && !stopWords[f] {
+		if len(f) >= 3 && !stopWords()[f] {
 			out = append(out, f)
 		}
 	}
@@ -942,7 +943,7 @@ func contentWords(s string) []string {
 	return slices.Compact(out)
 }
 
-var stopWords = func() map[string]bool {
+var stopWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`the and for that this with are was were but not you your have has had its it's
 		can will would should could from into when then than there their they them what which who how all any
@@ -951,7 +952,7 @@ var stopWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // covered is the share of the words of a (sorted) that b (sorted) holds.
 func covered(a, b []string) float64 {
@@ -1157,10 +1158,10 @@ func (x *refIndex) span(s string, msg int) {
 // gitContext reports text that talks about git: hex ids in it are likely
 // commits.
 func gitContext(s string) bool {
-	return gitMatcher.Contains(s)
+	return gitMatcher().Contains(s)
 }
 
-var gitMatcher = keyword.New(keyword.Words([]string{"commit", "git ", "sha"}), true)
+var gitMatcher = sync.OnceValue(func() *keyword.Matcher { return keyword.New(keyword.Words([]string{"commit", "git ", "sha"}), true) })
 
 // buildFiles lists the paths calls touched and the paths people and the
 // agent named, each once (relative paths folded into the absolute path

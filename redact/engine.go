@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/compactkit/compact/internal/keyword"
@@ -34,12 +35,12 @@ type rule struct {
 
 	// prefix is anchored (^) and matched at the keyword's start, over at most
 	// maxLen bytes.
-	prefix *regexp.Regexp
+	prefix *lazyRegexp
 	// anchor, if set, moves the start of a prefix match from the keyword
 	// to where the token begins (the keyword sits inside the token).
 	anchor func(t string, kw int) int
 	// window is matched anywhere in [kw-before, kw+after].
-	window        *regexp.Regexp
+	window        *lazyRegexp
 	before, after int
 	// group is the capture group holding the secret (0: the whole match).
 	group int
@@ -58,6 +59,24 @@ type rule struct {
 	keepPlaceholders bool
 	custom           *customRule
 	idx              int // unique among the rules of a Redactor: built-ins first, then custom rules
+}
+
+// lazyRegexp is a built-in rule's pattern, compiled the first time a
+// keyword calls on it: compiling all of them costs milliseconds that a
+// short text with no keyword hit should not pay.
+type lazyRegexp struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func lazyCompile(expr string) *lazyRegexp { return &lazyRegexp{expr: expr} }
+
+// get returns the compiled pattern. Built-in patterns are constants that
+// TestBuiltinPatternsCompile compiles, so MustCompile cannot fail here.
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
 }
 
 // cand is a candidate secret: a byte span of the scanned text and the rule
@@ -291,7 +310,7 @@ func (sc *scan) matchPrefix(r *rule, start int) {
 	// A token never reaches past its run of token bytes: the pattern reads
 	// no further, and later keywords inside the run are not looked at again.
 	end := min(sc.tokenRunEnd(start), start+r.maxLen)
-	m := r.prefix.FindStringSubmatchIndex(t[start:end])
+	m := r.prefix.get().FindStringSubmatchIndex(t[start:end])
 	if m == nil {
 		sc.skipTo(r.idx, end)
 		return
@@ -358,7 +377,7 @@ func (sc *scan) runWindows(r *rule, ws [][2]int) {
 			r.custom.find(sc, r, w[0], w[1])
 			return
 		}
-		for _, m := range r.window.FindAllStringSubmatchIndex(sc.text[w[0]:w[1]], -1) {
+		for _, m := range r.window.get().FindAllStringSubmatchIndex(sc.text[w[0]:w[1]], -1) {
 			s, e := m[2*r.group], m[2*r.group+1]
 			if s < 0 {
 				continue
@@ -382,7 +401,7 @@ func (sc *scan) runWhole(r *rule) {
 		r.custom.find(sc, r, 0, len(sc.text))
 		return
 	}
-	for _, m := range r.window.FindAllStringSubmatchIndex(sc.text, -1) {
+	for _, m := range r.window.get().FindAllStringSubmatchIndex(sc.text, -1) {
 		s, e := m[2*r.group], m[2*r.group+1]
 		if s >= 0 {
 			sc.accept(r, s, e, m[0], m[1])

@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -177,5 +178,26 @@ func TestBuiltinRulesListed(t *testing.T) {
 	}
 	if len(vendors) < 100 {
 		t.Errorf("%d vendor token families, want at least 100", len(vendors))
+	}
+}
+
+// TestBuiltinPatternsCompile compiles every built-in pattern: they are
+// compiled lazily, on a rule's first keyword hit, so this is where a bad
+// one shows.
+func TestBuiltinPatternsCompile(t *testing.T) {
+	n := 0
+	for _, r := range builtinRules() {
+		for _, l := range []*lazyRegexp{r.prefix, r.window} {
+			if l == nil {
+				continue
+			}
+			if _, err := regexp.Compile(l.expr); err != nil {
+				t.Errorf("rule %s: %v", r.id, err)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no built-in patterns")
 	}
 }

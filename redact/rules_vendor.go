@@ -3,7 +3,6 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/json"
-	"regexp"
 	"strings"
 )
 
@@ -247,7 +246,7 @@ func vendorRules() []*rule {
 	for _, t := range vendorTokens {
 		r := &rule{
 			id: t.id, description: t.desc, keywords: t.kw, caseSensitive: true, prio: prioVendor,
-			prefix: regexp.MustCompile(`^` + t.re), group: t.group, maxLen: 1024, minEntropy: t.ent, validate: t.check,
+			prefix: lazyCompile(`^` + t.re), group: t.group, maxLen: 1024, minEntropy: t.ent, validate: t.check,
 		}
 		if t.maxLen > 0 {
 			r.maxLen = t.maxLen
@@ -265,7 +264,7 @@ func vendorRules() []*rule {
 		back, digits := m.back, m.digits
 		rules = append(rules, &rule{
 			id: m.id, description: m.desc, keywords: []string{m.kw}, caseSensitive: true, prio: prioVendor,
-			prefix: regexp.MustCompile(`^` + m.re), maxLen: 256, minEntropy: m.ent,
+			prefix: lazyCompile(`^` + m.re), maxLen: 256, minEntropy: m.ent,
 			anchor: func(t string, kw int) int {
 				if !digits {
 					return kw - back
@@ -281,7 +280,7 @@ func vendorRules() []*rule {
 	for _, w := range windowTokens {
 		rules = append(rules, &rule{
 			id: w.id, description: w.desc, keywords: w.kw, caseSensitive: w.caseSensitive, prio: prioVendor,
-			window: regexp.MustCompile(w.re), group: w.group, before: w.before, after: w.after, minEntropy: w.ent,
+			window: lazyCompile(w.re), group: w.group, before: w.before, after: w.after, minEntropy: w.ent,
 		})
 	}
 	return rules

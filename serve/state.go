@@ -170,7 +170,8 @@ func (ss *sessions) len() int {
 // is identified by its API, system messages and first user message.
 const SessionHeader = "X-Compact-Session"
 
-var sessionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// sessionPattern is compiled on first use, not at start-up.
+var sessionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`) })
 
 // headerSession returns the session a client named, made safe as a store
 // key: kept as given when it is a plain ID, hashed otherwise.
@@ -178,7 +179,7 @@ func headerSession(v string) string {
 	if v == "" {
 		return ""
 	}
-	if sessionPattern.MatchString(v) {
+	if sessionPattern().MatchString(v) {
 		return "s-" + v
 	}
 	h := sha256.Sum256([]byte(v))
