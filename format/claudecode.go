@@ -327,7 +327,7 @@ func (c *ccReader) add(raw []byte, pos int) error {
 			typ = ccSystem
 		}
 		c.close()
-			if typ == ccCompactBoundary {
+		if typ == ccCompactBoundary {
 			c.boundary = len(c.items)
 			if c.rs.streaming() {
 				// Everything so far leaves the live context.
