@@ -1,7 +1,6 @@
 package compact
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -58,11 +57,12 @@ type Record struct {
 // order), in hex. It identifies a transcript's conversation regardless of the
 // format it is stored in.
 func (t *Transcript) Hash() string {
-	h := sha256.New()
+	ch := getContentHasher()
+	defer contentHashers.Put(ch)
 	for i := range t.Messages {
-		t.Messages[i].writeContent(h)
+		t.Messages[i].writeContent(ch)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(ch.h.Sum(nil))
 }
 
 // Clone returns a copy of t whose message slice, parts and tool calls can be
