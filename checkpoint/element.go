@@ -43,8 +43,6 @@ const (
 	kindState      byte = 'a'
 )
 
-var listKinds = [numLists]byte{kindMessage, kindRecord, kindStep, kindCache, kindEffect, kindCompaction}
-
 // headElem is the head element: the checkpoint's fields that are neither
 // identity (kept in the record's meta), nor lists, nor State.
 type headElem struct {

@@ -442,14 +442,6 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 	return plans, next, nil
 }
 
-func cloneTail[T any](in []T, from int, clone func(T) T) []T {
-	out := make([]T, 0, len(in)-from)
-	for _, x := range in[from:] {
-		out = append(out, clone(x))
-	}
-	return out
-}
-
 // cacheOrder lists a tool cache in the order the head's refs have it,
 // then the new keys sorted, so an unchanged cache keeps its order.
 func cacheOrder(m map[string]json.RawMessage, ref refs) []cacheEntry {

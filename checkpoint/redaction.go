@@ -8,48 +8,12 @@ import (
 	"github.com/compactkit/compact/redact"
 )
 
-// redacted returns a copy of c with every string that could carry a secret
-// masked by r: the task, step outputs, errors and args, the transcript
-// (including the raw source records kept for byte-exact rewriting, which the
-// redactor's Transcript does not touch), compaction notes, cached results,
-// receipts, pending params and the last error. c is not modified.
-func redacted(r *redact.Redactor, c *Checkpoint) *Checkpoint {
-	d := c.Clone()
-	d.Task = r.String(d.Task)
-	d.LastError = r.String(d.LastError)
-	for i := range d.Steps {
-		s := &d.Steps[i]
-		s.Output, s.Error = r.String(s.Output), r.String(s.Error)
-		s.Args = redactJSON(r, s.Args)
-	}
-	if d.Transcript != nil {
-		t := redactTranscript(r, *d.Transcript)
-		d.Transcript = &t
-	}
-	for i := range d.Compactions {
-		cp := &d.Compactions[i]
-		cp.Reason = r.String(cp.Reason)
-		cp.Warnings = append([]string(nil), cp.Warnings...)
-		for j := range cp.Warnings {
-			cp.Warnings[j] = r.String(cp.Warnings[j])
-		}
-	}
-	for k, v := range d.ToolCache {
-		d.ToolCache[k] = redactJSON(r, v)
-	}
-	for i := range d.SideEffects {
-		d.SideEffects[i].Receipt = redactJSON(r, d.SideEffects[i].Receipt)
-	}
-	if d.Pending != nil {
-		// The params hash stays that of the real params: an approval is
-		// bound to what will run, not to its masked picture.
-		d.Pending.Params = redactJSON(r, d.Pending.Params)
-	}
-	for i := range d.Permissions {
-		d.Permissions[i].Ref = r.String(d.Permissions[i].Ref)
-	}
-	return d
-}
+// The redact* functions mask every string of a checkpoint's elements that
+// could carry a secret (the task, step outputs, errors and args, the
+// transcript including the raw source records kept for byte-exact
+// rewriting, which the redactor's Transcript does not touch, compaction
+// notes, cached results, receipts, pending params, State), one element at
+// a time, as a store saves them (logsave.go).
 
 func redactTranscript(r *redact.Redactor, t compact.Transcript) compact.Transcript {
 	out, _ := r.Transcript(t)

@@ -71,6 +71,9 @@ func readAnthropic(r io.Reader, rs *readState) (compact.Transcript, error) {
 	if err != nil {
 		return compact.Transcript{}, err
 	}
+	if err := rs.docUTF8(&doc); err != nil {
+		return compact.Transcript{}, err
+	}
 	t := compact.Transcript{Format: string(Anthropic)}
 	items := doc.items
 	if doc.object {

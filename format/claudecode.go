@@ -220,6 +220,9 @@ func readClaudeCodeExport(r io.Reader, rs *readState) (compact.Transcript, error
 	if err != nil {
 		return compact.Transcript{}, err
 	}
+	if err := rs.checkUTF8(doc, 0, 0); err != nil {
+		return compact.Transcript{}, err
+	}
 	d, ok := splitList(doc, "loglines")
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: ClaudeCode, Offset: -1, Msg: "expected " + expected}

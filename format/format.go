@@ -57,6 +57,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/compactkit/compact"
 )
@@ -399,6 +400,37 @@ func (rs *readState) warn(w Warning) {
 	if rs.opts.Warn != nil {
 		rs.opts.Warn(w)
 	}
+}
+
+// checkUTF8 looks for invalid UTF-8 in b, a line (line > 0) or a stretch
+// of a document starting at byte base: a warning names the first invalid
+// byte, or with StrictUTF8 an error does.
+func (rs *readState) checkUTF8(b []byte, line int, base int64) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	i := 0
+	for i < len(b) {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	where := fmt.Sprintf("byte %d", base+int64(i))
+	if line > 0 {
+		where = fmt.Sprintf("byte %d of the line", i+1)
+	}
+	if rs.opts.StrictUTF8 {
+		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i), Msg: "invalid UTF-8 at " + where + " (--strict-utf8)"}
+		if line > 0 {
+			e.Offset = -1
+		}
+		return e
+	}
+	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
+		Msg: "invalid UTF-8 at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
+	return nil
 }
 
 // unreadRecord warns of a record kept but not read (WarnUnread).

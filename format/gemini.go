@@ -118,6 +118,9 @@ func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
 	if err != nil {
 		return compact.Transcript{}, err
 	}
+	if err := rs.checkUTF8(doc, 0, 0); err != nil {
+		return compact.Transcript{}, err
+	}
 	d, ok := splitList(doc, "messages")
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: GeminiCLI, Offset: -1, Msg: "expected " + expected}

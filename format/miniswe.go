@@ -96,6 +96,9 @@ func readMiniSWE(r io.Reader, rs *readState) (compact.Transcript, error) {
 	if err != nil {
 		return compact.Transcript{}, err
 	}
+	if err := rs.checkUTF8(doc, 0, 0); err != nil {
+		return compact.Transcript{}, err
+	}
 	key := "messages"
 	if doc[jsonscan.SkipSpace(doc, 0)] == '[' {
 		key = ""

@@ -89,6 +89,9 @@ func readOpenAIChat(r io.Reader, rs *readState) (compact.Transcript, error) {
 	if err != nil {
 		return compact.Transcript{}, err
 	}
+	if err := rs.docUTF8(&doc); err != nil {
+		return compact.Transcript{}, err
+	}
 	t := compact.Transcript{Format: string(OpenAIChat)}
 	if doc.object {
 		var sawMessages bool

@@ -342,6 +342,9 @@ func readOpenHandsTrajectory(r io.Reader, rs *readState) (compact.Transcript, er
 	if err != nil {
 		return compact.Transcript{}, err
 	}
+	if err := rs.checkUTF8(doc, 0, 0); err != nil {
+		return compact.Transcript{}, err
+	}
 	d, ok := splitList(doc, "")
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Msg: "expected " + expected}

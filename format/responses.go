@@ -102,6 +102,9 @@ func readResponses(r io.Reader, rs *readState) (compact.Transcript, error) {
 	if err != nil {
 		return t, err
 	}
+	if err := rs.docUTF8(&doc); err != nil {
+		return compact.Transcript{}, err
+	}
 	items := doc.items
 	if doc.object {
 		if !hasField(doc.fields, "input") && !hasField(doc.fields, "output") {

@@ -59,6 +59,9 @@ func lines(r io.Reader, fn func(line []byte, n int) error) error {
 // warning under SkipBadLines, and is otherwise the error.
 func (rs *readState) lines(r io.Reader, fn func(line []byte, n int) error) error {
 	err := lines(r, func(line []byte, n int) error {
+		if err := rs.checkUTF8(line, n, 0); err != nil {
+			return err
+		}
 		err := fn(line, n)
 		if err == nil {
 			return nil
@@ -381,6 +384,21 @@ func readList(dec *json.Decoder, doc *jsonDoc, key, file string, f Name, expecte
 	}
 	if _, err := dec.Token(); err != nil { // the closing bracket
 		return docError(dec, file, f, err, "a closing ']'")
+	}
+	return nil
+}
+
+// docUTF8 checks a read document's fields and records for invalid UTF-8.
+func (rs *readState) docUTF8(doc *jsonDoc) error {
+	for _, f := range doc.fields {
+		if err := rs.checkUTF8(f.value, 0, f.offset); err != nil {
+			return err
+		}
+	}
+	for _, it := range doc.items {
+		if err := rs.checkUTF8(it.raw, 0, it.offset); err != nil {
+			return err
+		}
 	}
 	return nil
 }

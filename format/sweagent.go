@@ -73,6 +73,9 @@ func readSWEAgent(r io.Reader, rs *readState) (compact.Transcript, error) {
 	if err != nil {
 		return compact.Transcript{}, err
 	}
+	if err := rs.checkUTF8(doc, 0, 0); err != nil {
+		return compact.Transcript{}, err
+	}
 	d, ok := splitList(doc, "history")
 	if !ok {
 		return compact.Transcript{}, &Error{File: name, Format: SWEAgent, Offset: -1, Msg: "expected " + expected}

@@ -1,14 +1,14 @@
 package redact
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // JSON-aware redaction. Detection reads a view of the document in which
@@ -423,78 +423,17 @@ func (b *viewBuilder) str(i, end int) (int, bool) {
 			b.copyTo(k)
 		}
 		at := len(b.buf)
-		var m int
-		if b.buf, m = appendEscape(b.buf, doc[:end], k); m == 0 {
+		var next int
+		var ok bool
+		if b.buf, next, ok = jsonscan.AppendUnescaped(b.buf, doc[:end], k); !ok {
 			return k, false
 		}
-		n := len(b.buf) - at
+		m, n := next-k, len(b.buf)-at
 		v.escs = append(v.escs, escape{at: int32(at), shift: int32(b.shift), n: uint8(n), m: uint8(m)})
 		b.shift += m - n
 		k += m
 	}
 	return end, false
-}
-
-// appendEscape appends the bytes of the escape at doc[k] ('\\') to buf,
-// and returns its length in doc, or 0 (buf unchanged) when it is not a
-// valid escape.
-func appendEscape(buf []byte, doc string, k int) ([]byte, int) {
-	if k+1 >= len(doc) {
-		return buf, 0
-	}
-	switch c := doc[k+1]; c {
-	case '"', '\\', '/':
-		return append(buf, c), 2
-	case 'b':
-		return append(buf, '\b'), 2
-	case 'f':
-		return append(buf, '\f'), 2
-	case 'n':
-		return append(buf, '\n'), 2
-	case 'r':
-		return append(buf, '\r'), 2
-	case 't':
-		return append(buf, '\t'), 2
-	case 'u':
-		r, ok := hex4(doc, k+2)
-		if !ok {
-			return buf, 0
-		}
-		m := 6
-		if r >= 0xD800 && r < 0xDC00 {
-			if lo, ok := hex4(doc, k+8); ok && doc[k+6] == '\\' && doc[k+7] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
-				r, m = 0x10000+(r-0xD800)<<10+(lo-0xDC00), 12
-			} else {
-				r = utf8.RuneError
-			}
-		} else if r >= 0xDC00 && r < 0xE000 {
-			r = utf8.RuneError
-		}
-		return utf8.AppendRune(buf, r), m
-	}
-	return buf, 0
-}
-
-// hex4 reads four hex digits at doc[i:].
-func hex4(doc string, i int) (rune, bool) {
-	if i+4 > len(doc) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(doc[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // clip cuts each span (view offsets) in a JSON region to the string
@@ -575,21 +514,10 @@ func (v *jsonView) docOffset(p int, end bool) int {
 // stringLiterals returns the content ranges (between the quotes) of the
 // string literals of a valid JSON text, in order.
 func stringLiterals(doc string) [][2]int {
-	var lits [][2]int
-	for i := 0; i < len(doc); i++ {
-		if doc[i] != '"' {
-			continue
-		}
-		s := i + 1
-		j := s
-		for j < len(doc) && doc[j] != '"' {
-			if doc[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		lits = append(lits, [2]int{s, min(j, len(doc))})
-		i = j
+	spans := jsonscan.Literals(doc)
+	lits := make([][2]int, len(spans))
+	for i, sp := range spans {
+		lits[i] = [2]int{sp.Start, sp.End}
 	}
 	return lits
 }
@@ -611,12 +539,12 @@ func (r *Redactor) redactLiterals(doc string, spans []cand, lits [][2]int) (stri
 		if !touched[i] {
 			continue
 		}
-		var v string
-		if err := json.Unmarshal([]byte(doc[l[0]-1:l[1]+1]), &v); err != nil {
+		v, ok := jsonscan.Unquote(doc[l[0]-1 : l[1]+1])
+		if !ok {
 			continue
 		}
 		masked, f := r.Redact(v)
-		enc := encodeString(masked)
+		enc := jsonscan.Quote(masked)
 		b.WriteString(doc[prev : l[0]-1])
 		b.WriteString(enc)
 		prev = l[1] + 1
@@ -626,14 +554,4 @@ func (r *Redactor) redactLiterals(doc string, spans []cand, lits [][2]int) (stri
 	}
 	b.WriteString(doc[prev:])
 	return b.String(), found
-}
-
-// encodeString encodes s as a JSON string literal, quotes included, without
-// HTML escaping.
-func encodeString(s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(buf.String(), "\n")
 }

@@ -25,7 +25,6 @@
 package redact
 
 import (
-	"encoding/json"
 	"net/url"
 	"slices"
 	"sort"
@@ -35,6 +34,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 	"github.com/compactkit/compact/internal/keyword"
 )
 
@@ -210,9 +210,8 @@ func (r *Redactor) AddValue(secret string) {
 // valueForms returns the spellings of a value that text may hold.
 func valueForms(v string) []string {
 	forms := []string{v}
-	if b, err := json.Marshal(v); err == nil {
-		forms = append(forms, string(b[1:len(b)-1]))
-	}
+	q := jsonscan.Quote(v)
+	forms = append(forms, q[1:len(q)-1])
 	forms = append(forms, url.QueryEscape(v), url.PathEscape(v))
 	var out []string
 	for _, f := range forms {

@@ -81,23 +81,23 @@ func partField(t compact.PartType) string {
 }
 
 // redactRaw masks a raw JSON value, keeping it valid JSON. Raw values come
-// from parsed documents and almost never hold a secret, so the validity
-// checks (a full parse each) run only for a value where something was
-// found: the rest cost one detection pass.
+// from parsed documents and almost never hold a secret: the view that
+// reads them validates them on the way, and the check of the output (a
+// full parse) runs only for a value where something was found.
 func (r *Redactor) redactRaw(raw json.RawMessage) (json.RawMessage, []Finding) {
 	doc := string(raw)
-	v, _ := newJSONView(doc)
+	v, kind := newJSONView(doc)
 	defer v.release()
 	spans := r.findInView(doc, v)
 	if len(spans) == 0 {
 		return raw, nil
 	}
-	if !json.Valid(raw) {
+	if kind != docJSON {
 		out, found := r.Redact(doc) // not JSON after all: mask it as text
 		return json.RawMessage(out), found
 	}
 	out, found := r.apply(doc, spans)
-	if !json.Valid([]byte(out)) {
+	if !validJSON(out) {
 		out, found = r.redactLiterals(doc, spans, stringLiterals(doc))
 	}
 	return json.RawMessage(out), found

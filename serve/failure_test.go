@@ -247,3 +247,30 @@ func TestPrefixSurvivesRestart(t *testing.T) {
 		})
 	}
 }
+
+// Paths that end like an API's are that API (Azure OpenAI deployments,
+// gateways); OpenAI's Assistants messages are not Anthropic's.
+func TestAPIByPathSuffix(t *testing.T) {
+	r := newRig(t)
+	body := request(servetest.Chat, gptModel, conversation(60, 8), false)
+	r.post(t, "/openai/deployments/tiny/chat/completions", body, nil)
+	if last := r.up.Last(); last.Path != "/openai/deployments/tiny/chat/completions" || !bytes.Contains(last.Body, []byte("<<<compact:handoff>>>")) {
+		t.Fatalf("a deployment path was not compacted and forwarded as is: %s", last.Path)
+	}
+	thread := []byte(`{"role":"user","content":"hello"}`)
+	r.post(t, "/v1/threads/thread_1/messages", thread, nil)
+	if last := r.up.Last(); last.Path != "/v1/threads/thread_1/messages" || !bytes.Equal(last.Body, thread) {
+		t.Fatalf("an Assistants message went astray: %s %s", last.Path, last.Body)
+	}
+	if !strings.Contains(r.waitLogs(t, `"api":"passthrough"`), `"path":"/v1/threads/thread_1/messages"`) {
+		t.Fatal("the Assistants request was not passed through")
+	}
+	// A compressed body cannot be read: it goes out as is, with a warning.
+	status, _ := r.post(t, apiPaths[servetest.Chat], []byte("\x1f\x8b..."), map[string]string{"Content-Encoding": "gzip"})
+	if status != 404 && status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	if !bytes.Equal(r.up.Last().Body, []byte("\x1f\x8b...")) || !strings.Contains(r.waitLogs(t, "gzip-encoded"), "gzip-encoded") {
+		t.Fatal("a compressed body was not forwarded as is with a warning")
+	}
+}

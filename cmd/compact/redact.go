@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,8 +87,8 @@ func runRedact(_ context.Context, e *env, args []string) error {
 		s, f := r.Redact(string(data))
 		out, found = []byte(s), f
 	case "json":
-		if !isJSONDoc(data) {
-			return badInput(fmt.Errorf("%s: not JSON or JSON Lines", in.name))
+		if err := jsonDocError(data); err != nil {
+			return badInput(fmt.Errorf("%s: not JSON or JSON Lines: %w", in.name, err))
 		}
 		out, found = r.RedactBytes(data)
 	default:
@@ -110,22 +111,40 @@ func runRedact(_ context.Context, e *env, args []string) error {
 	return nil
 }
 
-// isJSONDoc reports a JSON document, or JSON Lines.
-func isJSONDoc(data []byte) bool {
-	if json.Valid(data) {
-		return true
+// jsonDocError returns nil for a JSON document or JSON Lines, and
+// otherwise where the input stops being either: the byte offset (and the
+// line, for lines) and what is wrong there.
+func jsonDocError(data []byte) error {
+	var v json.RawMessage
+	docErr := json.Unmarshal(data, &v)
+	if docErr == nil {
+		return nil
 	}
-	lines := 0
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
+	lines, offset := 0, 0
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) != "" {
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				if lines == 0 {
+					break // not lines either: the document's error says where
+				}
+				var syn *json.SyntaxError
+				if errors.As(err, &syn) {
+					return fmt.Errorf("line %d, byte %d: %w", i+1, offset+int(syn.Offset), err)
+				}
+				return fmt.Errorf("line %d: %w", i+1, err)
+			}
+			lines++
 		}
-		if !json.Valid([]byte(line)) {
-			return false
-		}
-		lines++
+		offset += len(line) + 1
 	}
-	return lines > 0
+	if lines > 1 {
+		return nil
+	}
+	var syn *json.SyntaxError
+	if errors.As(docErr, &syn) {
+		return fmt.Errorf("byte %d: %w", syn.Offset, docErr)
+	}
+	return docErr
 }
 
 // redactFinding is one line of --report --json.

@@ -161,6 +161,16 @@ func stringBodyLen[T Text](s T, i int) int {
 
 // unescape appends the escape at s[i] (a backslash) to buf and returns
 // the index past it, or ok false when it is broken.
+// AppendUnescaped appends what the escape at s[i] (a backslash) stands
+// for to dst, exactly as encoding/json decodes it (a surrogate pair joined,
+// a lone surrogate U+FFFD), and returns the index just past the escape; ok
+// is false, and dst unchanged, when s[i:] holds no valid escape. The
+// redactor decodes literals one escape at a time with it, to know where
+// each decoded byte came from.
+func AppendUnescaped[T Text](dst []byte, s T, i int) (out []byte, next int, ok bool) {
+	return unescape(dst, s, i)
+}
+
 func unescape[T Text](buf []byte, s T, i int) (out []byte, next int, ok bool) {
 	if i+1 >= len(s) {
 		return buf, i, false
