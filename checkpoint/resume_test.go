@@ -168,3 +168,23 @@ func TestFindResumable(t *testing.T) {
 		t.Fatalf("48h window: %+v", wide)
 	}
 }
+
+// The documented edges (issue 18.5): Resume sets a paused session's status
+// to running and leaves Next nil for a checkpoint without steps; Save
+// refuses an empty Status.
+func TestResumeWithoutSteps(t *testing.T) {
+	ctx := context.Background()
+	s, _ := checkpoint.NewFileStore(t.TempDir(), checkpoint.Options{})
+	c := &checkpoint.Checkpoint{Session: "no-steps", Task: "keep going", State: json.RawMessage(`{"turn":7}`)}
+	if err := s.Save(ctx, c, ""); !errors.Is(err, checkpoint.ErrInvalid) {
+		t.Fatalf("save with an empty status: %v", err)
+	}
+	c.Status = checkpoint.StatusPaused
+	if err := s.Save(ctx, c, ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := checkpoint.Resume(ctx, s, "no-steps")
+	if err != nil || r.Next != nil || r.Checkpoint.Status != checkpoint.StatusRunning || string(r.Checkpoint.State) != `{"turn":7}` {
+		t.Fatalf("resume: %v %+v", err, r)
+	}
+}

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -251,23 +250,12 @@ func (e *Evaluator) cut(ctx context.Context, s *session, frac float64) (Row, boo
 	return row, true
 }
 
-// withWindow returns cfg compacting, forced, at window tokens. A window
-// the model's output reserve does not fit in (the small windows of short
-// prefixes) gets the model's reserve scaled down to it, the share of the
-// window the model reserves, rather than an error.
+// withWindow returns cfg compacting, forced, at window tokens. (A window
+// the model's output reserve does not fit gets the reserve scaled to it by
+// compactor.New itself, as the CLI's --window does.)
 func withWindow(cfg compactor.Config, window int) compactor.Config {
 	cfg.Window = window
 	cfg.Force = true
-	if cfg.OutputReserve == 0 {
-		models := cfg.Models
-		if models == nil {
-			models = tokens.DefaultModels()
-		}
-		m, _ := models.Lookup(cmp.Or(cfg.Model, compactor.DefaultModel))
-		if m.OutputReserve >= window && m.Window > 0 {
-			cfg.OutputReserve = max(1, int(int64(window)*int64(m.OutputReserve)/int64(m.Window)))
-		}
-	}
 	return cfg
 }
 

@@ -53,6 +53,17 @@ var commandWordMatcher = sync.OnceValue(func() *keyword.Matcher {
 		"bats", "ava", "karma", "trial", "check", "verify", " i", " ci", "-s", "sync", "pytest", "nose", "run"}), true)
 })
 
+// testScript reports a script run as a test runner, whatever the
+// project: its name says so (run_tests.py, test_all.py), or it is given a
+// "test" sub-command (a project CLI's "x.py test app").
+func testScript(argv []string) bool {
+	name := strings.ToLower(strings.TrimSuffix(baseName(argv[0]), ".py"))
+	if strings.Contains(name, "test") {
+		return true
+	}
+	return len(argv) > 1 && argv[1] == "test"
+}
+
 // dropRedirections removes "2>&1", ">/dev/null" and the like from a
 // command segment and trims it.
 func dropRedirections(seg string) string {
@@ -132,11 +143,8 @@ func segmentKind(words []string) int {
 			}
 			return 0
 		}
-		if len(rest) > 0 {
-			script := baseName(rest[0])
-			if script == "runtests.py" || script == "manage.py" && len(rest) > 1 && rest[1] == "test" {
-				return cmdTest
-			}
+		if len(rest) > 0 && testScript(rest) {
+			return cmdTest
 		}
 	case "pip", "pip3", "conda", "mamba", "micromamba", "gem", "brew", "apt-get", "apt", "apk", "yum", "dnf", "pacman":
 		switch arg(1) {

@@ -29,6 +29,10 @@ func TestCommandKinds(t *testing.T) {
 		{"cat > t.sh << 'EOF'\npytest -q\nEOF\nbash t.sh", nil},
 		{"grep -rn test src/ && ls tests", nil},
 		{"echo install", nil},
+		// A script is a test runner by its name or a "test" sub-command.
+		{"python scripts/run_checks_and_tests.py --fast", []seg{{cmdTest, "python scripts/run_checks_and_tests.py --fast"}}},
+		{"python tool.py test core", []seg{{cmdTest, "python tool.py test core"}}},
+		{"python tool.py build", nil},
 	} {
 		var got []seg
 		commandKinds(tc.cmd, func(kind int, s string) { got = append(got, seg{kind, s}) })
@@ -56,7 +60,7 @@ func TestDiagnostics(t *testing.T) {
 		{"ImportError: cannot import name 'x'", true},
 		{"1 warning generated.", false},
 	} {
-		if got := diagnostics(errorLines(tc.out, true)); got != tc.want {
+		if got := diagnostics(errorLines(tc.out, true, false)); got != tc.want {
 			t.Errorf("diagnostics(%q) = %v, want %v", tc.out, got, tc.want)
 		}
 	}
@@ -78,5 +82,43 @@ func TestOpening(t *testing.T) {
 		if got := opening(tc.s); got != tc.want {
 			t.Errorf("opening(%q) = %d, want %d", tc.s, got, tc.want)
 		}
+	}
+}
+
+// TestErrorLines: the line of an output that says what went wrong is
+// chosen by general features: it reports a failure and names a value, a
+// location or a cause; a banner, a rule or a bare header never stands for
+// the error; a failing test keeps its name beside its message.
+func TestErrorLines(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		out    string
+		failed bool
+		want   string
+	}{
+		{"a header's message, the line of it that tells most",
+			"ERROR:\nThe edit could not be applied because the anchor text\nwas not found in /srv/app/router.ts.", true,
+			"The edit could not be applied because the anchor text"},
+		{"a test's name with its message",
+			"=== RUN   TestParseHeader\n--- FAIL: TestParseHeader (0.01s)\n    header_test.go:41: got \"v1\", want \"v2\"\nFAIL", true,
+			"--- FAIL: TestParseHeader (0.01s) | header_test.go:41: got \"v1\", want \"v2\""},
+		{"the exception over its traceback header",
+			"Traceback (most recent call last):\n  File \"/srv/cli.py\", line 9, in <module>\n    main()\nLookupError: unknown codec 'utf-9'", true,
+			"LookupError: unknown codec 'utf-9'"},
+		{"a banner is no error line",
+			"============ 2 failed, 10 passed in 0.31s ============\nE   AssertionError: assert 'eur' == 'EUR'", true,
+			"E   AssertionError: assert 'eur' == 'EUR'"},
+		{"a failed call whose output uses no failure word",
+			"No match for `renderRow(` in src/table.tsx.\nTry a shorter anchor.", true,
+			"No match for `renderRow(` in src/table.tsx."},
+	} {
+		got := bestError(errorLines(tc.out, !tc.failed, tc.failed))
+		if got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+	// "stderr:" with nothing after it is an empty stream, not an error.
+	if got := errorLines("stdout: done\nstderr:", true, false); len(got) != 0 {
+		t.Errorf("an empty stderr reads as an error: %v", got)
 	}
 }

@@ -41,7 +41,7 @@ func ExampleBuild() {
 	// Output:
 	// Task: Make the tests pass. Don't change the public API.
 	// Constraints: [Don't change the public API.]
-	// Action: bash go test ./... → exit 1: --- FAIL: TestSum (0.00s)
+	// Action: bash go test ./... → exit 1: --- FAIL: TestSum (0.00s) | sum_test.go:9: Sum(2, 2) = 5, want 4
 	// Action: bash sed -i 's/a + b + 1/a + b/' sum.go && go test ./... → exit 0: ok  	example.com/sum	0.002s (2 lines)
 	// Decisions: [The bug is an off-by-one in `Sum`: it adds 1.]
 	// Files: [sum.go (edited) sum_test.go:9]

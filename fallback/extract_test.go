@@ -126,7 +126,7 @@ func TestOlderActionsShortenedAndReadsCounted(t *testing.T) {
 	require.Len(t, acts, 11, joined(acts))
 	assert.Equal(t, "(6 earlier actions not listed)", acts[0], "older reads are counted, not listed")
 	assert.Equal(t, "Edit /repo/main.go → ok", acts[1], "an older action is shortened: no added lines")
-	assert.Equal(t, "bash go build ./... && go vet ./... → exit 1: vet: main.go:3:1: unreachable code (2 lines)", acts[2])
+	assert.Equal(t, "bash go build ./... && go vet ./... → exit 1: vet: main.go:3:1: unreachable code", acts[2])
 	assert.Equal(t, "Read /repo/new7.go → 1 lines", acts[10], "the newest actions are listed in full")
 }
 

@@ -131,9 +131,9 @@ type Config struct {
 	// MaxTokens caps the rendered handoff (default 2000).
 	MaxTokens int
 	// Redactor masks secrets in the window before anything is extracted;
-	// nil means a new Redactor with the built-in rules for each Build. A
-	// Redactor numbers its masks over its lifetime, so a shared one makes
-	// the masks (not what is kept) depend on what it saw before.
+	// nil means a new Redactor with the built-in rules for each Build.
+	// Masks are numbered by the window's content, so a shared Redactor
+	// gives the same handoff as a fresh one.
 	Redactor *redact.Redactor
 	// Count counts the tokens of a string; nil means gpt-4o's encoding.
 	Count func(string) int

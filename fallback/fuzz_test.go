@@ -107,7 +107,7 @@ func FuzzOutputs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		body, _, _ := unwrapResult(s)
 		for _, brief := range []bool{false, true} {
-			lines := errorLines(body, brief)
+			lines := errorLines(body, brief, !brief)
 			if len(lines) > 2 {
 				t.Fatalf("%d error lines", len(lines))
 			}

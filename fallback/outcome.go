@@ -256,19 +256,26 @@ type errLine struct {
 }
 
 // errorLines picks up to two lines of out that say what went wrong, best
-// first by kind and then in order: an exception or compiler error line
-// ("KeyError: 'x'", "error TS2769: …") beats a line that merely mentions an
-// error, which beats a warning. A bare "ERROR:" header yields the line
-// after it. With brief set only the first and last lines are read (the
-// output of a call that did not fail); otherwise the first and last
-// scanLimit bytes.
-func errorLines(out string, brief bool) []errLine {
+// first by kind and then by what they tell, then in order: an exception
+// or compiler error line ("KeyError: 'x'", "error TS2769: …") beats a line
+// that merely mentions an error, which beats a warning; among equals, a
+// line that names a value, a location or a cause beats one that names
+// none. A line that names none (a bare "ERROR:" header, "--- FAIL:
+// TestParse (0.01s)") is joined with the line after it when that one
+// tells more, so a failing test keeps its name beside its message. With
+// brief set only the first and last lines are read (the output of a call
+// that did not fail); otherwise the first and last scanLimit bytes. With
+// failed set (the output of a call that failed) and no line using a
+// failure word, the most telling lines are the error: tools say "No
+// match for `x` in y.go" without saying "error".
+func errorLines(out string, brief, failed bool) []errLine {
 	type cand struct {
 		line  string
 		score int
+		info  int
 		pos   int
 	}
-	var best []cand
+	var best, telling []cand
 	consider := func(text string, base int, maxLines int) {
 		n, prev := 0, 0
 		quoteIndent := -1 // after a traceback frame: the indent of its "File" line
@@ -304,16 +311,34 @@ func errorLines(out string, brief bool) []errLine {
 			}
 			prev = s
 			if s == 0 {
+				if failed && len(telling) < maxTelling && !ruleLine(t) {
+					if info := informative(t); info >= 1 {
+						telling = append(telling, cand{t, 3, info, base + n})
+					}
+				}
 				continue
 			}
-			if header(t) && text != "" {
-				next, _, _ := strings.Cut(strings.TrimLeft(text, "\n"), "\n")
-				if next = strings.TrimSpace(next); next != "" {
-					t = next
+			info := informative(t)
+			switch {
+			case ruleLine(t) && !header(t):
+				continue // "==== 2 failed in 0.3s ====": a summary between rules, the lines after it say what
+			case header(t):
+				// A bare header ("ERROR:", "FAILURES") announces the
+				// message after it, which may run over several lines:
+				// the one of them that tells most stands for it.
+				if next, nextInfo := mostTelling(text, headerSpan); next != "" {
+					t, info = next, nextInfo
 					s = max(s, errorScore(next), 3)
 				}
+			case info == 0 && s >= 3:
+				// A test's name, a command's: the line after it says what.
+				next, _, _ := strings.Cut(strings.TrimLeft(text, "\n"), "\n")
+				if next = strings.TrimSpace(next); next != "" && informative(next) > 0 && !strings.HasPrefix(next, `File "`) {
+					t = t + " | " + next
+					s, info = max(s, errorScore(next), 3), informative(next)
+				}
 			}
-			best = append(best, cand{t, s, base + n})
+			best = append(best, cand{t, s, info, base + n})
 		}
 	}
 	if brief {
@@ -326,10 +351,18 @@ func errorLines(out string, brief bool) []errLine {
 		consider(tail, 1<<30, 0)
 	}
 	if len(best) == 0 {
+		best = telling
+	}
+	if len(best) == 0 {
 		return nil
 	}
 	// Keep the two best, first seen winning ties; report them in order.
-	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
+	sort.SliceStable(best, func(i, j int) bool {
+		if best[i].score != best[j].score {
+			return best[i].score > best[j].score
+		}
+		return best[i].info > best[j].info
+	})
 	var pick []cand
 	for _, c := range best {
 		if len(pick) == 2 {
@@ -348,6 +381,113 @@ func errorLines(out string, brief bool) []errLine {
 		lines = append(lines, errLine{p.line, p.score})
 	}
 	return lines
+}
+
+// headerSpan is how many lines after a bare header are read for its
+// message.
+const headerSpan = 6
+
+// mostTelling returns the line among the first n non-blank lines of text,
+// up to a blank line, that tells most (see informative), the first on
+// ties, with its count.
+func mostTelling(text string, n int) (string, int) {
+	best, bestInfo := "", -1
+	for text != "" && n > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		t := strings.TrimSpace(line)
+		if t == "" {
+			if best != "" {
+				break
+			}
+			continue
+		}
+		n--
+		if info := informative(t); info > bestInfo {
+			best, bestInfo = t, info
+		}
+	}
+	return best, max(bestInfo, 0)
+}
+
+// maxTelling bounds the lines kept as the error of a failed call whose
+// output uses no failure word.
+const maxTelling = 4
+
+// informative counts what a line of output tells beyond "something went
+// wrong": a value (a quoted name, "key=value", "got X, want Y"), a
+// location (a path, "line 12") and a cause ("because", "due to"). A
+// banner, a rule or a progress meter tells nothing.
+func informative(t string) int {
+	if ruleLine(t) {
+		return 0
+	}
+	n := 0
+	if namesValue(t) {
+		n++
+	}
+	if namesLocation(t) {
+		n++
+	}
+	if causeMatcher.Contains(t) {
+		n++
+	}
+	return n
+}
+
+// causeWords say why something failed, in any tool's words.
+var causeMatcher = keyword.New(keyword.Words([]string{"because", "due to", "caused by", "reason:", "since ", "expected ", "instead of", " got ", "want "}), true)
+
+// namesValue reports a quoted value ('x', "x", `x`, «x») or an assignment
+// (key=value) in a line.
+func namesValue(t string) bool {
+	for _, q := range []string{"'", "\"", "`"} {
+		if i := strings.Index(t, q); i >= 0 {
+			if j := strings.Index(t[i+1:], q); j > 0 {
+				return true
+			}
+		}
+	}
+	if i := strings.IndexByte(t, '='); i > 0 && i < len(t)-1 && t[i-1] != ' ' && t[i+1] != ' ' && t[i+1] != '=' {
+		return true
+	}
+	return false
+}
+
+// namesLocation reports a path (with or without a line) or a "line N" in a
+// line.
+func namesLocation(t string) bool {
+	if strings.Contains(t, "line ") {
+		if i := strings.Index(t, "line "); i+5 < len(t) && t[i+5] >= '0' && t[i+5] <= '9' {
+			return true
+		}
+	}
+	found := false
+	scanRefs(t, func(r ref) {
+		if r.kind == refPath {
+			found = true
+		}
+	})
+	return found
+}
+
+// ruleLine reports a line that frames output rather than saying something:
+// a rule of dashes or equals signs, a title between them ("==== FAILURES
+// ===="), a progress meter ("[####   ] 45%", "12/40").
+func ruleLine(t string) bool {
+	letters, punct := 0, 0
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case isLetter(c):
+			letters++
+		case c == '=' || c == '-' || c == '*' || c == '#' || c == '_' || c == '~' || c == '[' || c == ']' || c == '|':
+			punct++
+		}
+	}
+	if punct >= 6 && punct > letters {
+		return true
+	}
+	return strings.Contains(t, "%") && letters < 8 && strings.IndexAny(t, "0123456789") >= 0
 }
 
 // errorScore rates how clearly a line reports a failure: 0 not at all, 1 a
@@ -393,7 +533,6 @@ var failureWords = []string{
 	"error", "exception", "failed", "failure", "fatal", "timeout", "timed out", "no such file",
 	"not found", "permission denied", "cannot ", "can't ", "could not", "couldn't", "unable to",
 	"invalid", "must be", "rejected", "denied", "refused", "segmentation fault", "aborted",
-	"did not appear verbatim", "no replacement was performed", "is required", "is expected to be",
 	"does not exist", "unrecognized", "unknown option", "command not found", "syntax error",
 	"malformed", "undefined", "not defined", "traceback", "fail ", "fail:",
 }
@@ -518,7 +657,11 @@ func noError(l string) bool {
 	for _, p := range []string{"error:", "errors:", "stderr:", "failed:", "failures:"} {
 		if rest, ok := strings.CutPrefix(l, p); ok {
 			switch strings.TrimSpace(rest) {
-			case "", "(none)", "none", "null", "nil", "0", "[]", "{}", "false", "no":
+			case "":
+				// "stderr:" with nothing after it is an empty stream;
+				// "ERROR:" alone is a header over its message.
+				return p == "stderr:"
+			case "(none)", "none", "null", "nil", "0", "[]", "{}", "false", "no":
 				return true
 			}
 		}

@@ -606,7 +606,7 @@ func (c *call) findErrors() []errLine {
 	}
 	// A call that succeeded is read at its start and end only: an error
 	// line in the middle of a long, successful output is rarely the point.
-	return errorLines(c.res.text, !c.failed())
+	return errorLines(c.res.text, !c.failed(), c.failed())
 }
 
 // buildErrors lists each failure with the call that produced it, and

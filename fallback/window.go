@@ -135,14 +135,14 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 		byPart := false
 		for _, p := range m.Parts {
 			if p.Type == compact.PartToolResult {
-				attach(i, p.CallID, p.Text, p.IsError)
+				attach(i, p.CallID, p.Text, p.IsError || p.Failed)
 				byPart = true
 			}
 		}
 		if !byPart && m.IsToolResult() {
 			isErr := false
 			for _, p := range m.Parts {
-				isErr = isErr || p.IsError
+				isErr = isErr || p.IsError || p.Failed
 			}
 			text := textOf(m)
 			if len(m.ToolCallIDs) == 0 {
@@ -167,7 +167,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			// A harness note that reports an error (OpenHands sends a
 			// failed action's complaint as its own message).
 			if m.Synthetic && !m.Summary {
-				if errs := errorLines(text, false); len(errs) > 0 && maxErrorScore(errs) >= 3 {
+				if errs := errorLines(text, false, false); len(errs) > 0 && maxErrorScore(errs) >= 3 {
 					w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: bestError(errs)})
 				}
 			}

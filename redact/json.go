@@ -63,27 +63,27 @@ func validDoc(doc string, kind docKind) bool {
 // redactDoc masks doc. In its JSON (a JSON document, JSON Lines, lines of
 // JSON among text) masks only replace bytes inside string literals, so the
 // JSON stays valid.
-func (r *Redactor) redactDoc(doc string) (string, []Finding) {
+func (r *Redactor) redactDoc(doc string, m *masker) (string, []Finding) {
 	v, kind := newJSONView(doc)
 	defer v.release()
-	spans := r.findInView(doc, v)
+	spans := r.findInView(doc, v, m)
 	if len(spans) == 0 {
 		return doc, nil
 	}
-	out, found := r.apply(doc, spans)
+	out, found := r.apply(doc, spans, m)
 	if kind == docText || validDoc(out, kind) {
 		return out, found
 	}
-	return r.redactLiterals(doc, spans, stringLiterals(doc))
+	return r.redactLiterals(doc, spans, stringLiterals(doc), m)
 }
 
 // findInView finds the secrets of doc through its view: spans in doc's
 // bytes, those in a JSON region each inside one string literal.
-func (r *Redactor) findInView(doc string, v *jsonView) []cand {
+func (r *Redactor) findInView(doc string, v *jsonView, m *masker) []cand {
 	if len(v.regions) == 0 {
-		return r.find(doc, nil)
+		return r.find(doc, nil, m)
 	}
-	return v.toDoc(doc, r.find(v.text, v.clip))
+	return v.toDoc(doc, r.find(v.text, v.clip, m))
 }
 
 // jsonView is a text with the contents of the string literals of its JSON
@@ -524,7 +524,7 @@ func stringLiterals(doc string) [][2]int {
 
 // redactLiterals is the fallback: every literal a span touches is decoded,
 // redacted as plain text and re-encoded.
-func (r *Redactor) redactLiterals(doc string, spans []cand, lits [][2]int) (string, []Finding) {
+func (r *Redactor) redactLiterals(doc string, spans []cand, lits [][2]int, m *masker) (string, []Finding) {
 	touched := make([]bool, len(lits))
 	for _, c := range spans {
 		i := sort.Search(len(lits), func(i int) bool { return lits[i][1] > c.start })
@@ -543,7 +543,7 @@ func (r *Redactor) redactLiterals(doc string, spans []cand, lits [][2]int) (stri
 		if !ok {
 			continue
 		}
-		masked, f := r.Redact(v)
+		masked, f := r.redactDoc(v, m)
 		enc := jsonscan.Quote(masked)
 		b.WriteString(doc[prev : l[0]-1])
 		b.WriteString(enc)

@@ -61,8 +61,9 @@ func TestRedactLiteralsFallback(t *testing.T) {
 	doc := `{"a": "token=` + tGitHub + `", "b": "<p>keep \u00e9</p>", "n": 3}`
 	lits := stringLiterals(doc)
 	v, _ := newJSONView(doc)
-	spans := r.findInView(doc, v)
-	out, found := r.redactLiterals(doc, spans, lits)
+	m := newMasker()
+	spans := r.findInView(doc, v, m)
+	out, found := r.redactLiterals(doc, spans, lits, m)
 	if !json.Valid([]byte(out)) {
 		t.Fatalf("invalid: %s", out)
 	}

@@ -8,9 +8,14 @@ import (
 )
 
 // A mask reads [REDACTED:label#n]: the rule that found the secret and a
-// number that stays the same for the same secret during the Redactor's
-// lifetime. It holds nothing an agent could paste back as a credential, and
-// no byte that needs escaping in JSON, YAML or a shell word.
+// number that stays the same for the same secret within one scope (one
+// call, one transcript, or a Scope's calls). Numbers follow the order in
+// which secrets are first met in the scope's content, after those of the
+// masks that content already holds: the same content gets the same masks,
+// whatever the Redactor did before, and a new secret never takes the
+// number of an old mask. A mask holds nothing an agent could paste back as
+// a credential, and no byte that needs escaping in JSON, YAML or a shell
+// word.
 
 // maskAt reports whether a mask starts at s[i:], and where it ends.
 func maskAt(s string, i int) (int, bool) {
@@ -73,8 +78,9 @@ func sanitizeLabel(id string) string {
 	return b.String()
 }
 
-// masker numbers masks. A secret is known by a 128-bit keyed hash, never by
-// its text, so the registry holds no secret.
+// masker numbers the masks of one scope. A secret is known by a 128-bit
+// keyed hash, never by its text, so the registry holds no secret; the keys
+// are random, but numbers depend only on the order secrets are met.
 type masker struct {
 	seed1, seed2 maphash.Seed
 	mu           sync.Mutex
@@ -88,6 +94,37 @@ func newMasker() *masker {
 		seed2:    maphash.MakeSeed(),
 		bySecret: map[[2]uint64]string{},
 		count:    map[string]int{},
+	}
+}
+
+// reserve notes the masks text already holds: new secrets are numbered
+// after them.
+func (m *masker) reserve(text string) {
+	for i := 0; ; {
+		j := strings.Index(text[i:], maskKeyword)
+		if j < 0 {
+			return
+		}
+		at := i + j
+		i = at + len(maskKeyword)
+		end, ok := maskAt(text, at)
+		if !ok {
+			continue
+		}
+		mask := text[at:end]
+		h := strings.LastIndexByte(mask, '#')
+		if h < 0 {
+			continue
+		}
+		label := mask[len(maskKeyword)+1 : h]
+		n, err := strconv.Atoi(mask[h+1 : len(mask)-1])
+		if err != nil || n > 1<<30 {
+			continue
+		}
+		m.mu.Lock()
+		m.count[label] = max(m.count[label], n)
+		m.mu.Unlock()
+		i = end
 	}
 }
 

@@ -54,7 +54,8 @@ func TestPropFindings(t *testing.T) {
 	r := newTestRedactor(t)
 	rapid.Check(t, func(t *rapid.T) {
 		in := genText().Draw(t, "text")
-		out, found := r.Redact(in)
+		sc := r.NewScope()
+		out, found := sc.Redact(in)
 		var b strings.Builder
 		prev := 0
 		for _, f := range found {
@@ -62,7 +63,7 @@ func TestPropFindings(t *testing.T) {
 				t.Fatalf("bad span %+v after %d in %d bytes", f, prev, len(in))
 			}
 			b.WriteString(in[prev:f.Start])
-			b.WriteString(r.masks.mask(f.Rule, in[f.Start:f.End]))
+			b.WriteString(sc.m.mask(f.Rule, in[f.Start:f.End]))
 			prev = f.End
 		}
 		b.WriteString(in[prev:])

@@ -18,10 +18,13 @@
 // hashes, public keys and certificates, LLM object ids, variable references
 // and documented placeholders.
 //
-// Masks are stable for a Redactor's lifetime: one secret gets one mask
-// wherever it appears. They contain no quote or backslash, are never
-// re-detected (Redact(Redact(x)) == Redact(x)), and in JSON input they only
-// ever replace bytes inside string literals, so JSON stays valid.
+// Masks are numbered by content, never by history: within one call (or a
+// Scope of calls) one secret gets one mask wherever it appears, numbered in
+// the order secrets are first met, after the masks the input already
+// holds; the same input gets the same output from a fresh Redactor and a
+// used one. They contain no quote or backslash, are never re-detected
+// (Redact(Redact(x)) == Redact(x)), and in JSON input they only ever
+// replace bytes inside string literals, so JSON stays valid.
 package redact
 
 import (
@@ -79,13 +82,12 @@ type Stats struct {
 	Timeouts int64
 }
 
-// Redactor finds and masks secrets. It is safe for concurrent use; the
-// numbering of masks is stable for its lifetime, so one secret gets the same
-// mask wherever it appears.
+// Redactor finds and masks secrets. It is safe for concurrent use. Its
+// masks depend on what it is given, never on what it saw before (see
+// Scope).
 type Redactor struct {
 	eng    *engine
 	allow  *allowlist
-	masks  *masker
 	values atomic.Pointer[valueSet]
 	valMu  sync.Mutex // serialises AddValue
 
@@ -127,7 +129,7 @@ func New(cfg Config) (*Redactor, error) {
 		structural := !cfg.NoBuiltin && !slices.Contains(cfg.Disable, "discord-bot-token") && !slices.Contains(cfg.Disable, "azure-account-key")
 		eng = newEngine(rules, structural)
 	}
-	r := &Redactor{eng: eng, allow: allow, masks: newMasker()}
+	r := &Redactor{eng: eng, allow: allow}
 	r.values.Store(&valueSet{})
 	return r, nil
 }
@@ -263,13 +265,13 @@ const maxRounds = 4
 // change what a detector sees (a name or a value that got shorter), and
 // Redact must be idempotent. clip, if set, restricts spans given in text's
 // offsets (to JSON string literals).
-func (r *Redactor) find(text string, clip func(spans []cand) []cand) []cand {
+func (r *Redactor) find(text string, clip func(spans []cand) []cand, m *masker) []cand {
 	spans := r.scanOnce(text)
 	if clip != nil {
 		spans = clip(spans)
 	}
 	for round := 1; round < maxRounds && len(spans) > 0; round++ {
-		masked, starts, ends := r.render(text, spans)
+		masked, starts, ends := r.render(text, spans, m)
 		more := r.scanOnce(masked)
 		if len(more) == 0 {
 			break
@@ -292,7 +294,7 @@ func (r *Redactor) find(text string, clip func(spans []cand) []cand) []cand {
 
 // render writes text with spans masked, and where each mask starts and
 // ends in the result.
-func (r *Redactor) render(text string, spans []cand) (string, []int, []int) {
+func (r *Redactor) render(text string, spans []cand, m *masker) (string, []int, []int) {
 	var b strings.Builder
 	b.Grow(len(text))
 	starts, ends := make([]int, len(spans)), make([]int, len(spans))
@@ -300,7 +302,7 @@ func (r *Redactor) render(text string, spans []cand) (string, []int, []int) {
 	for i, c := range spans {
 		b.WriteString(text[prev:c.start])
 		starts[i] = b.Len()
-		b.WriteString(r.masks.mask(c.rule.label, c.secretKey(text)))
+		b.WriteString(m.mask(c.rule.label, c.secretKey(text)))
 		ends[i] = b.Len()
 		prev = c.end
 	}
@@ -319,7 +321,7 @@ func unmask(p int, spans []cand, starts, ends []int) int {
 }
 
 // apply writes text with spans masked, and the findings.
-func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
+func (r *Redactor) apply(text string, spans []cand, m *masker) (string, []Finding) {
 	if len(spans) == 0 {
 		return text, nil
 	}
@@ -329,7 +331,7 @@ func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
 	prev := 0
 	for _, c := range spans {
 		b.WriteString(text[prev:c.start])
-		b.WriteString(r.masks.mask(c.rule.label, c.secretKey(text)))
+		b.WriteString(m.mask(c.rule.label, c.secretKey(text)))
 		prev = c.end
 		found = append(found, Finding{Rule: c.rule.label, Start: c.start, End: c.end})
 	}
@@ -342,9 +344,9 @@ func (r *Redactor) apply(text string, spans []cand) (string, []Finding) {
 // finding's span is in s. JSON in s (all of it, its lines, or lines of JSON
 // among other text) is read with its string literals decoded, so an escape
 // hides nothing, and masks replace bytes inside its literals only: JSON
-// stays valid.
+// stays valid. Masks are numbered within s (see Scope).
 func (r *Redactor) Redact(s string) (string, []Finding) {
-	return r.redactDoc(s)
+	return r.NewScope(s).Redact(s)
 }
 
 // String returns s with every secret masked.
@@ -358,7 +360,8 @@ func (r *Redactor) String(s string) string {
 // valid: masks only ever replace bytes inside string literals, and every
 // other byte is kept as is.
 func (r *Redactor) RedactBytes(b []byte) ([]byte, []Finding) {
-	out, found := r.redactDoc(string(b))
+	s := string(b)
+	out, found := r.NewScope(s).Redact(s)
 	return []byte(out), found
 }
 
@@ -374,5 +377,58 @@ func (r *Redactor) RedactBytes(b []byte) ([]byte, []Finding) {
 // checkpoint of it never stores it. Records that cannot be masked safely
 // (not JSON) are dropped from the copy.
 func (r *Redactor) Transcript(t compact.Transcript) (compact.Transcript, []Finding) {
-	return r.transcript(t)
+	sc := r.NewScope()
+	sc.m.reserveTranscript(t)
+	return r.transcript(t, sc.m)
+}
+
+// Scope numbers masks over several calls: one secret gets one mask
+// wherever it appears in the scope, and numbers follow the order in which
+// secrets are first met, after the numbers of the masks the scope's texts
+// already hold. The same calls in the same order give the same masks,
+// whatever the Redactor did before: a compaction resumed from a
+// checkpoint writes what an uninterrupted run writes. The Redactor's own
+// methods each open a scope of their own.
+//
+// A Scope is safe for concurrent use, though masks then follow the order
+// the calls happen to run in.
+type Scope struct {
+	r *Redactor
+	m *masker
+}
+
+// NewScope opens a scope. Masks already in texts (earlier output of a
+// redactor, a handoff folded in) are reserved up front, so no new secret
+// takes one of their numbers; texts passed to the scope's methods later
+// are reserved as they come.
+func (r *Redactor) NewScope(texts ...string) *Scope {
+	s := &Scope{r: r, m: newMasker()}
+	for _, t := range texts {
+		s.m.reserve(t)
+	}
+	return s
+}
+
+// Redact is Redactor.Redact within the scope.
+func (s *Scope) Redact(text string) (string, []Finding) {
+	s.m.reserve(text)
+	return s.r.redactDoc(text, s.m)
+}
+
+// String is Redactor.String within the scope.
+func (s *Scope) String(text string) string {
+	out, _ := s.Redact(text)
+	return out
+}
+
+// RedactBytes is Redactor.RedactBytes within the scope.
+func (s *Scope) RedactBytes(b []byte) ([]byte, []Finding) {
+	out, found := s.Redact(string(b))
+	return []byte(out), found
+}
+
+// Transcript is Redactor.Transcript within the scope.
+func (s *Scope) Transcript(t compact.Transcript) (compact.Transcript, []Finding) {
+	s.m.reserveTranscript(t)
+	return s.r.transcript(t, s.m)
 }

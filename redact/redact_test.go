@@ -49,13 +49,27 @@ func TestMaskFormat(t *testing.T) {
 			t.Errorf("finding %+v spans %q", f, sec)
 		}
 	}
-	// Numbering is stable across calls: the same secret, the same mask.
-	if out2 := r.String("later: " + tGitHub2); out2 != "later: [REDACTED:github-token#2]" {
+	// Numbering depends on the input, not on what the Redactor saw before:
+	// a used Redactor and a fresh one number a text alike.
+	if out2 := r.String("later: " + tGitHub2); out2 != "later: [REDACTED:github-token#1]" {
 		t.Errorf("second call: %s", out2)
 	}
-	// A fresh Redactor numbers from 1.
-	if out3 := newTestRedactor(t).String(tGitHub2); out3 != "[REDACTED:github-token#1]" {
+	if out3 := newTestRedactor(t).String("later: " + tGitHub2); out3 != "later: [REDACTED:github-token#1]" {
 		t.Errorf("fresh redactor: %s", out3)
+	}
+	// Within a scope, one secret keeps its mask across calls.
+	sc := r.NewScope()
+	a, b := sc.String("a "+tGitHub), sc.String("b "+tGitHub2+" "+tGitHub)
+	if a != "a [REDACTED:github-token#1]" || b != "b [REDACTED:github-token#2] [REDACTED:github-token#1]" {
+		t.Errorf("scope: %q, %q", a, b)
+	}
+	// A new secret never takes the number of a mask the text already holds.
+	if got := r.String("old [REDACTED:github-token#1] new " + tGitHub2); got != "old [REDACTED:github-token#1] new [REDACTED:github-token#2]" {
+		t.Errorf("reserved: %s", got)
+	}
+	sc = r.NewScope("folded handoff: [REDACTED:github-token#4]")
+	if got := sc.String(tGitHub); got != "[REDACTED:github-token#5]" {
+		t.Errorf("reserved by NewScope: %s", got)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/compactkit/compact"
 )
 
-func (r *Redactor) transcript(t compact.Transcript) (compact.Transcript, []Finding) {
+func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcript, []Finding) {
 	c := t.Clone()
 	var all []Finding
 	note := func(found []Finding, msg, part int, field string) {
@@ -21,15 +21,15 @@ func (r *Redactor) transcript(t compact.Transcript) (compact.Transcript, []Findi
 			p := &m.Parts[j]
 			var found []Finding
 			if p.Text != "" {
-				p.Text, found = r.Redact(p.Text)
+				p.Text, found = r.redactDoc(p.Text, mk)
 				note(found, i, j, partField(p.Type))
 			}
 			if p.ToolCall != nil && len(p.ToolCall.Arguments) > 0 {
-				p.ToolCall.Arguments, found = r.redactRaw(p.ToolCall.Arguments)
+				p.ToolCall.Arguments, found = r.redactRaw(p.ToolCall.Arguments, mk)
 				note(found, i, j, "arguments")
 			}
 			if p.Image != nil && p.Image.URL != "" {
-				p.Image.URL, found = r.Redact(p.Image.URL)
+				p.Image.URL, found = r.redactDoc(p.Image.URL, mk)
 				note(found, i, j, "image")
 			}
 		}
@@ -40,7 +40,7 @@ func (r *Redactor) transcript(t compact.Transcript) (compact.Transcript, []Findi
 		// dropped (the message is then written from its parts).
 		recs := make([]json.RawMessage, 0, len(m.Source.Records))
 		for j, rec := range m.Source.Records {
-			masked, found := r.redactRaw(rec)
+			masked, found := r.redactRaw(rec, mk)
 			if len(found) > 0 && !json.Valid(masked) {
 				continue
 			}
@@ -53,18 +53,18 @@ func (r *Redactor) transcript(t compact.Transcript) (compact.Transcript, []Findi
 		m.Source.Records = recs
 	}
 	for i := range c.Records {
-		masked, found := r.redactRaw(c.Records[i].Raw)
+		masked, found := r.redactRaw(c.Records[i].Raw, mk)
 		c.Records[i].Raw = masked
 		note(found, c.Records[i].At, i, "record")
 	}
 	if len(c.Envelope) > 0 {
 		var found []Finding
-		c.Envelope, found = r.redactRaw(c.Envelope)
+		c.Envelope, found = r.redactRaw(c.Envelope, mk)
 		note(found, 0, 0, "envelope")
 	}
 	for i := range c.Tools {
 		var found []Finding
-		c.Tools[i].Description, found = r.Redact(c.Tools[i].Description)
+		c.Tools[i].Description, found = r.redactDoc(c.Tools[i].Description, mk)
 		note(found, 0, i, "tool")
 	}
 	return c, all
@@ -84,21 +84,43 @@ func partField(t compact.PartType) string {
 // from parsed documents and almost never hold a secret: the view that
 // reads them validates them on the way, and the check of the output (a
 // full parse) runs only for a value where something was found.
-func (r *Redactor) redactRaw(raw json.RawMessage) (json.RawMessage, []Finding) {
+func (r *Redactor) redactRaw(raw json.RawMessage, m *masker) (json.RawMessage, []Finding) {
 	doc := string(raw)
 	v, kind := newJSONView(doc)
 	defer v.release()
-	spans := r.findInView(doc, v)
+	spans := r.findInView(doc, v, m)
 	if len(spans) == 0 {
 		return raw, nil
 	}
 	if kind != docJSON {
-		out, found := r.Redact(doc) // not JSON after all: mask it as text
+		out, found := r.redactDoc(doc, m) // not JSON after all: mask it as text
 		return json.RawMessage(out), found
 	}
-	out, found := r.apply(doc, spans)
+	out, found := r.apply(doc, spans, m)
 	if !validJSON(out) {
-		out, found = r.redactLiterals(doc, spans, stringLiterals(doc))
+		out, found = r.redactLiterals(doc, spans, stringLiterals(doc), m)
 	}
 	return json.RawMessage(out), found
+}
+
+// reserveTranscript notes the masks every string of t already holds.
+func (m *masker) reserveTranscript(t compact.Transcript) {
+	for _, msg := range t.Messages {
+		for _, p := range msg.Parts {
+			m.reserve(p.Text)
+			if p.ToolCall != nil {
+				m.reserve(string(p.ToolCall.Arguments))
+			}
+		}
+		for _, rec := range msg.Source.Records {
+			m.reserve(string(rec))
+		}
+	}
+	for _, rec := range t.Records {
+		m.reserve(string(rec.Raw))
+	}
+	m.reserve(string(t.Envelope))
+	for _, tool := range t.Tools {
+		m.reserve(tool.Description)
+	}
 }

@@ -93,9 +93,19 @@ func (a *api) beside(key string) bool {
 }
 
 // apiFor returns the compacting API served at path, or nil.
-func apiFor(path string) *api {
+// Besides the paths clients use with a base URL ending in /v1, a path that
+// ends like one (Azure OpenAI's /openai/deployments/NAME/chat/completions,
+// a gateway's /api/v1/chat/completions) is that API too, forwarded to the
+// same path on the upstream; for Anthropic's only with Anthropic's
+// version header, since OpenAI's Assistants API has paths ending in
+// /messages too.
+func apiFor(r *http.Request) *api {
 	for _, a := range apis {
-		if path == a.path {
+		switch {
+		case r.URL.Path == a.path:
+			return a
+		case !strings.HasSuffix(r.URL.Path, strings.TrimPrefix(a.path, "/v1")):
+		case a.provider == ProviderOpenAI || r.Header.Get("anthropic-version") != "":
 			return a
 		}
 	}
@@ -106,7 +116,7 @@ func apiFor(path string) *api {
 // Anthropic's paths and requests that carry Anthropic's headers go to the
 // Anthropic upstream, everything else to the OpenAI one.
 func providerFor(r *http.Request) Provider {
-	if a := apiFor(r.URL.Path); a != nil {
+	if a := apiFor(r); a != nil {
 		return a.provider
 	}
 	if strings.HasPrefix(r.URL.Path, "/v1/messages/") || strings.HasPrefix(r.URL.Path, "/v1/complete") {

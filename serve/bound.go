@@ -97,72 +97,65 @@ func (c *countCache) besideKey(salt uint64, body []byte, beside []jsonscan.Membe
 	return h.Sum64()
 }
 
-// bound is a quick look at a request: its model and an upper bound of its
-// tokens. ok is false when the body is not what the bound needs (then the
-// request is read in full).
-type bound struct {
-	model  string
-	tokens int
-	env    *modelEnv
+// boundScale is what a byte bound is multiplied by: 1 for exact counts,
+// the model's calibration factor for estimates when it is above 1.
+func boundScale(env *modelEnv, model string) float64 {
+	if env.counter.Exact() {
+		return 1
+	}
+	return max(1, tokens.CalibrationFactor(model))
 }
 
-// boundOf bounds the tokens of a request of a without reading it.
-func (s *Server) boundOf(a *api, body []byte) (bound, bool) {
-	members, complete := jsonscan.Members(body)
-	if !complete {
-		return bound{}, false
+// besideBound bounds what lies beside the list: the prompt's other members
+// and the reply's priming.
+func (s *Server) besideBound(env *modelEnv, sh *shape, scale float64) int {
+	if n, ok := s.counts.get(s.counts.besideKey(env.salt, sh.body, sh.beside)); ok {
+		return n
 	}
-	var b bound
-	var list jsonscan.Span
-	lists := 0
-	var beside []jsonscan.Member
-	for _, m := range members {
-		switch {
-		case m.Key == "model":
-			b.model, _ = jsonscan.Unquote(body[m.Value.Start:m.Value.End])
-		case m.Key == a.list:
-			lists++
-			list = m.Value
-		case a.beside(m.Key):
-			beside = append(beside, m)
+	n := elemOverhead // the reply's priming
+	for _, m := range sh.beside {
+		n += int(scale * float64(m.Value.End-m.Value.Start+elemOverhead))
+	}
+	return n
+}
+
+// elemBound bounds element k: its cached count, or its bytes.
+func (s *Server) elemBound(env *modelEnv, sh *shape, k int, scale float64) int {
+	raw := sh.elem(k)
+	if n, ok := s.counts.get(s.counts.key(env.salt, raw)); ok {
+		return n
+	}
+	return int(scale*float64(len(raw)+elemOverhead)) + imagePrice*bytes.Count(raw, []byte("image"))
+}
+
+// boundPlain bounds the tokens of a request as it came; ok is false when
+// it has no list to bound.
+func (s *Server) boundPlain(env *modelEnv, sh *shape) (n int, ok bool) {
+	if !sh.hasList {
+		return 0, false
+	}
+	scale := boundScale(env, sh.model)
+	n = s.besideBound(env, sh, scale)
+	for k := range sh.elems {
+		n += s.elemBound(env, sh, k, scale)
+	}
+	return n, true
+}
+
+// boundWith bounds the tokens of a request as it would go out with prefix
+// p, which it extends: the handoff, the elements p keeps and the new ones.
+func (s *Server) boundWith(env *modelEnv, sh *shape, p *prefix) int {
+	scale := boundScale(env, sh.model)
+	n := s.besideBound(env, sh, scale) + p.litTokens
+	for _, it := range p.items {
+		if it >= 0 {
+			n += s.elemBound(env, sh, it, scale)
 		}
 	}
-	if lists != 1 || body[list.Start] != '[' {
-		return bound{}, false
+	for k := p.covered; k < len(sh.elems); k++ {
+		n += s.elemBound(env, sh, k, scale)
 	}
-	env, err := s.env(b.model)
-	if err != nil {
-		return bound{}, false
-	}
-	b.env = env
-	scale := 1.0
-	if !env.counter.Exact() {
-		scale = max(1, tokens.CalibrationFactor(b.model))
-	}
-	if n, ok := s.counts.get(s.counts.besideKey(env.salt, body, beside)); ok {
-		b.tokens += n
-	} else {
-		for _, m := range beside {
-			b.tokens += int(scale * float64(m.Value.End-m.Value.Start+elemOverhead))
-		}
-		b.tokens += elemOverhead // the reply's priming
-	}
-	elems, complete := jsonscan.Elements(body[list.Start:list.End])
-	if !complete {
-		return bound{}, false
-	}
-	for _, e := range elems {
-		raw := body[list.Start+e.Start : list.Start+e.End]
-		if n, ok := s.counts.get(s.counts.key(env.salt, raw)); ok {
-			b.tokens += n
-			continue
-		}
-		b.tokens += int(scale*float64(len(raw)+elemOverhead)) + imagePrice*bytes.Count(raw, []byte("image"))
-		if b.tokens >= env.trigger {
-			return b, true // no need to look further
-		}
-	}
-	return b, true
+	return n
 }
 
 // learn remembers the counts of a request read in full: each message's

@@ -44,7 +44,7 @@ type storedPrefix struct {
 // one in memory, or, the first time a session is seen, the one in the
 // store.
 func (s *Server) prefixOf(ctx context.Context, sess *session, v *view) *prefix {
-	if p := sess.prefix(); p != nil && p.extends(v) {
+	if p := sess.prefix(); p != nil && p.extends(v.shape) {
 		return p
 	}
 	if s.store == nil || sess.loaded {
@@ -52,7 +52,7 @@ func (s *Server) prefixOf(ctx context.Context, sess *session, v *view) *prefix {
 	}
 	sess.loaded = true
 	p, err := s.loadPrefix(ctx, sess.key, v.api)
-	if err != nil || p == nil || !p.extends(v) {
+	if err != nil || p == nil || !p.extends(v.shape) {
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			s.log.Warn("prefix not loaded", "session", sess.key, "error", s.clean(err))
 		}

@@ -13,12 +13,12 @@ import (
 	"github.com/compactkit/compact/internal/jsonscan"
 )
 
-// view is a request body read for compaction: the transcript the format
-// reader made of it, and where each message's bytes are in the body.
-type view struct {
+// shape is what the proxy sees of a request body without reading it: the
+// spans of its top-level members, its model, and the elements of its
+// conversation list.
+type shape struct {
 	api  *api
 	body []byte
-	t    compact.Transcript
 	// model is the request's "model", "" when it has none.
 	model string
 	// list is the span of the conversation list in body; hasList is false
@@ -29,6 +29,13 @@ type view struct {
 	elems   [][2]int
 	// beside are the members beside the list that the prompt holds.
 	beside []jsonscan.Member
+}
+
+// view is a request body read for compaction: its shape, the transcript
+// the format reader made of it, and which elements each message is.
+type view struct {
+	*shape
+	t compact.Transcript
 	// groups[i] are the elements of message i, [from, to); from is -1 for a
 	// message that lives outside the list (Anthropic's system, Responses'
 	// instructions). Elements that belong to no message (records a reader
@@ -40,28 +47,28 @@ type view struct {
 // elements, so the request cannot be rewritten element by element.
 var errNoPlace = errors.New("messages do not match the list's elements")
 
-// readView reads body as a request of a. The list and the other members
-// are found by their spans (package jsonscan), so that a new list can be
-// spliced between the body's other bytes.
-func readView(a *api, body []byte) (*view, error) {
+// shapeOf finds the members and list elements of a request of a by their
+// spans (package jsonscan), so that a new list can be spliced between the
+// body's other bytes.
+func shapeOf(a *api, body []byte) (*shape, error) {
 	members, complete := jsonscan.Members(body)
 	if !complete {
 		return nil, errors.New("the request is not a complete JSON object")
 	}
-	v := &view{api: a, body: body}
+	sh := &shape{api: a, body: body}
 	seen := 0
 	for _, m := range members {
 		switch m.Key {
 		case "model":
-			v.model, _ = jsonscan.Unquote(jsonscan.Value(body, m.Value))
+			sh.model, _ = jsonscan.Unquote(jsonscan.Value(body, m.Value))
 		case a.list:
 			seen++
 			if body[m.Value.Start] == '[' {
-				v.list, v.hasList = [2]int{m.Value.Start, m.Value.End}, true
+				sh.list, sh.hasList = [2]int{m.Value.Start, m.Value.End}, true
 			}
 		default:
 			if a.beside(m.Key) {
-				v.beside = append(v.beside, m)
+				sh.beside = append(sh.beside, m)
 			}
 		}
 	}
@@ -69,21 +76,35 @@ func readView(a *api, body []byte) (*view, error) {
 		// Which of two lists the upstream would read is its parser's choice.
 		return nil, fmt.Errorf("the request has %d %q members", seen, a.list)
 	}
-	var err error
-	if v.t, err = format.Read(bytes.NewReader(body), "request", a.format); err != nil {
-		return nil, err
-	}
-	if v.hasList {
-		elems, complete := jsonscan.Elements(body[v.list[0]:v.list[1]])
+	if sh.hasList {
+		elems, complete := jsonscan.Elements(body[sh.list[0]:sh.list[1]])
 		if !complete {
 			return nil, fmt.Errorf("the %q list is not a complete JSON array", a.list)
 		}
-		v.elems = make([][2]int, len(elems))
+		sh.elems = make([][2]int, len(elems))
 		for i, e := range elems {
-			v.elems[i] = [2]int{v.list[0] + e.Start, v.list[0] + e.End}
+			sh.elems[i] = [2]int{sh.list[0] + e.Start, sh.list[0] + e.End}
 		}
 	}
-	return v, nil
+	return sh, nil
+}
+
+// read reads the body with the API's format reader.
+func (sh *shape) read() (*view, error) {
+	t, err := format.Read(bytes.NewReader(sh.body), "request", sh.api.format)
+	if err != nil {
+		return nil, err
+	}
+	return &view{shape: sh, t: t}, nil
+}
+
+// readView shapes and reads body as a request of a.
+func readView(a *api, body []byte) (*view, error) {
+	sh, err := shapeOf(a, body)
+	if err != nil {
+		return nil, err
+	}
+	return sh.read()
 }
 
 // place fills groups: it walks the messages and the elements together, each
@@ -140,7 +161,7 @@ func (v *view) place() error {
 	return nil
 }
 
-func (v *view) elem(k int) []byte { return v.body[v.elems[k][0]:v.elems[k][1]] }
+func (sh *shape) elem(k int) []byte { return sh.body[sh.elems[k][0]:sh.elems[k][1]] }
 
 func (v *view) equal(k int, rec []byte) bool {
 	return bytes.Equal(v.elem(k), bytes.TrimSpace(rec))
@@ -148,7 +169,7 @@ func (v *view) equal(k int, rec []byte) bool {
 
 // hashDropped returns a hash of the elements [0, n) that items does not
 // keep, with their positions, members the API calls volatile left out.
-func (v *view) hashDropped(n int, items []int) string {
+func (sh *shape) hashDropped(n int, items []int) string {
 	keep := make([]bool, n)
 	for _, it := range items {
 		if it >= 0 && it < n {
@@ -164,9 +185,9 @@ func (v *view) hashDropped(n int, items []int) string {
 		if keep[k] {
 			continue
 		}
-		e := v.elem(k)
-		if len(v.api.volatile) > 0 && containsAny(e, v.api.volatile) {
-			buf = writeWithout(buf[:0], e, v.api.volatile)
+		e := sh.elem(k)
+		if len(sh.api.volatile) > 0 && containsAny(e, sh.api.volatile) {
+			buf = writeWithout(buf[:0], e, sh.api.volatile)
 			e = buf
 		}
 		binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(e)))
@@ -205,14 +226,32 @@ func withList(body []byte, list [2]int, elems [][]byte) []byte {
 }
 
 // sessionKey identifies a conversation by what never changes as it grows:
-// the API, its system messages and its first user message.
-func sessionKey(a *api, t *compact.Transcript) string {
+// the API, the prompt's members beside the list but the tool definitions
+// (Anthropic's system, Responses' instructions), and the list's elements
+// up to its first user message (system and developer messages, the first
+// ask), volatile members left out. It is taken from the bytes, so a request
+// let through unread finds its conversation as one read in full does.
+func (sh *shape) sessionKey() string {
 	h := sha256.New()
-	h.Write([]byte(a.name))
-	for _, m := range t.Messages {
+	h.Write([]byte(sh.api.name))
+	var buf []byte
+	write := func(b []byte) {
+		if len(sh.api.volatile) > 0 && containsAny(b, sh.api.volatile) {
+			buf = writeWithout(buf[:0], b, sh.api.volatile)
+			b = buf
+		}
 		h.Write([]byte{0})
-		h.Write([]byte(m.Fingerprint()))
-		if m.Role == compact.RoleUser {
+		h.Write(b)
+	}
+	for _, m := range sh.beside {
+		if m.Key != "tools" && m.Key != "functions" {
+			write(sh.body[m.Value.Start:m.Value.End])
+		}
+	}
+	for k := range sh.elems {
+		e := sh.elem(k)
+		write(e)
+		if jsonscan.LookupString(e, "role") == "user" {
 			break
 		}
 	}

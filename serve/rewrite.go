@@ -68,20 +68,13 @@ var errUnexpected = errors.New("unexpected compaction result")
 // whatever the size (after the upstream said the prompt was too long).
 func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []byte, force bool) outcome {
 	out := outcome{body: body, method: methodNone}
-	if !force {
-		if b, ok := s.boundOf(a, body); ok && b.tokens < b.env.trigger {
-			out.model, out.tokensBefore, out.tokensAfter = b.model, b.tokens, b.tokens
-			out.estimated, out.bounded = !b.env.counter.Exact(), true
-			return out
-		}
-	}
-	v, err := readView(a, body)
+	sh, err := shapeOf(a, body)
 	if err != nil {
 		out.warning = "request not read, forwarded as is: " + s.clean(err)
 		return out
 	}
-	out.model = v.model
-	env, err := s.env(v.model)
+	out.model = sh.model
+	env, err := s.env(sh.model)
 	if err != nil {
 		out.warning = "forwarded as is: " + s.clean(err)
 		return out
@@ -89,15 +82,25 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	out.estimated = !env.counter.Exact()
 	key := headerSession(hdr.Get(SessionHeader))
 	if key == "" {
-		key = sessionKey(a, &v.t)
+		key = sh.sessionKey()
 	}
 	out.session = key
 	sess := s.sessions.get(key)
+	if !force && s.letThrough(env, sess, sh, &out) {
+		return out
+	}
+
+	v, err := sh.read()
+	if err != nil {
+		out.warning = "request not read, forwarded as is: " + s.clean(err)
+		return out
+	}
+	out.bounded = false
 	out.tokensBefore = env.counter.Transcript(v.t)
 	out.tokensAfter = out.tokensBefore
 	s.learn(env, v)
 	if !force && out.tokensBefore < env.trigger {
-		if p := sess.prefix(); p == nil || !p.extends(v) {
+		if p := sess.prefix(); p == nil || !p.extends(sh) {
 			return out
 		}
 	}
@@ -116,13 +119,38 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	// A request with nothing new (a client's retry) goes out as it did,
 	// whatever its size: folding again what was just folded is churn.
 	if !force && (tokens < env.trigger || len(v.elems) == p.covered) {
-		elems := append(p.elements(v), v.elemBytes(p.covered)...)
-		out.body = withList(body, v.list, elems)
+		out.body = p.forward(sh)
 		out.method, out.prefix, out.tokensAfter = methodPrefix, prefixReused, tokens
 		out.compared, out.stable = sess.forwarded(p.hash)
 		return out
 	}
 	return s.refold(ctx, env, sess, v, p, force, out)
+}
+
+// letThrough decides a request without reading it, from bounds of its
+// tokens: under the threshold as it came (and not extending the session's
+// prefix), it goes out unchanged; extending the prefix and under the
+// threshold with it (or bringing nothing new), it goes out as the prefix
+// and its new elements. It reports whether it decided; the token figures
+// it leaves in out are bounds.
+func (s *Server) letThrough(env *modelEnv, sess *session, sh *shape, out *outcome) bool {
+	raw, ok := s.boundPlain(env, sh)
+	if !ok {
+		return false
+	}
+	out.tokensBefore, out.tokensAfter, out.bounded = raw, raw, true
+	p := sess.prefix()
+	if p == nil || !p.extends(sh) {
+		return raw < env.trigger
+	}
+	n := s.boundWith(env, sh, p)
+	if n >= env.trigger && len(sh.elems) > p.covered {
+		return false
+	}
+	out.body = p.forward(sh)
+	out.method, out.prefix, out.tokensAfter = methodPrefix, prefixReused, n
+	out.compared, out.stable = sess.forwarded(p.hash)
+	return true
 }
 
 // compactNew compacts a request of a conversation the proxy holds no prefix
@@ -144,8 +172,7 @@ func (s *Server) compactNew(ctx context.Context, env *modelEnv, sess *session, v
 // refold compacts the request as it would be forwarded (the stored prefix
 // and the new elements), folding the prefix's handoff into a new one.
 func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *view, p *prefix, force bool, out outcome) outcome {
-	elems := append(p.elements(v), v.elemBytes(p.covered)...)
-	fallbackBody := withList(v.body, v.list, elems)
+	fallbackBody := p.forward(v.shape)
 	src := func(e int) (int, []byte) {
 		if e >= len(p.items) {
 			return p.covered + e - len(p.items), nil
@@ -188,7 +215,7 @@ func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *vi
 func (s *Server) adopt(ctx context.Context, sess *session, v *view, np *prefix, res compactor.Result, out outcome) outcome {
 	np.covered = len(v.elems)
 	np.coveredHash = v.hashDropped(np.covered, np.items)
-	elems := np.elements(v)
+	elems := np.elements(v.shape)
 	np.hash = hashBytes(v.api, elems)
 	out.body = withList(v.body, v.list, elems)
 	out.method = string(res.Record.Method)
@@ -304,15 +331,6 @@ func warnUnchanged(res compactor.Result) string {
 		return ""
 	}
 	return "over the threshold but not compacted: " + res.Record.Reason
-}
-
-// elemBytes returns elements [from, len) of v.
-func (v *view) elemBytes(from int) [][]byte {
-	out := make([][]byte, 0, len(v.elems)-from)
-	for k := from; k < len(v.elems); k++ {
-		out = append(out, v.elem(k))
-	}
-	return out
 }
 
 // transcriptOr returns v's transcript, or w's when v is nil.

@@ -297,11 +297,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.inFlight.Add(1)
 	defer s.metrics.inFlight.Add(-1)
-	if a := apiFor(r.URL.Path); a != nil && r.Method == http.MethodPost && r.Header.Get("Content-Encoding") == "" {
+	a := apiFor(r)
+	switch {
+	case a != nil && r.Method == http.MethodPost && r.Header.Get("Content-Encoding") == "":
 		s.serveCompacting(w, r, a)
-		return
+	case a != nil && r.Method == http.MethodPost:
+		s.metrics.warnings.Add(1)
+		s.passThrough(w, r, "a "+r.Header.Get("Content-Encoding")+"-encoded body is forwarded as is, not compacted")
+	default:
+		s.passThrough(w, r, "")
 	}
-	s.passThrough(w, r)
 }
 
 // authorized checks the proxy's token, when one is configured, and removes
@@ -424,7 +429,8 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
 
-func (s *Server) passThrough(w http.ResponseWriter, r *http.Request) {
+// passThrough forwards r as it is; warning, when set, goes in its log line.
+func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, warning string) {
 	start := time.Now()
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		s.bodyError(w, r, nil, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes}, start)
@@ -442,7 +448,12 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request) {
 	if rw.aborted {
 		attrs = append(attrs, slog.Bool("aborted", true))
 	}
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	level := slog.LevelInfo
+	if warning != "" {
+		level = slog.LevelWarn
+		attrs = append(attrs, slog.String("warning", warning))
+	}
+	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
 
 // forward proxies r. When the answer is cut short (the client went away,

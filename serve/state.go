@@ -36,8 +36,8 @@ type prefix struct {
 
 // extends reports whether v repeats the elements p dropped, where it
 // dropped them.
-func (p *prefix) extends(v *view) bool {
-	return v.hasList && len(v.elems) >= p.covered && v.hashDropped(p.covered, p.items) == p.coveredHash
+func (p *prefix) extends(sh *shape) bool {
+	return sh.hasList && len(sh.elems) >= p.covered && sh.hashDropped(p.covered, p.items) == p.coveredHash
 }
 
 // kept reports which of the first covered elements p keeps.
@@ -51,17 +51,27 @@ func (p *prefix) kept() []bool {
 	return k
 }
 
-// elements returns the prefix's elements, taking kept ones from v.
-func (p *prefix) elements(v *view) [][]byte {
-	out := make([][]byte, 0, len(p.items)+len(v.elems)-p.covered)
+// elements returns the prefix's elements, taking kept ones from sh.
+func (p *prefix) elements(sh *shape) [][]byte {
+	out := make([][]byte, 0, len(p.items)+len(sh.elems)-p.covered)
 	for _, it := range p.items {
 		if it >= 0 {
-			out = append(out, v.elem(it))
+			out = append(out, sh.elem(it))
 		} else {
 			out = append(out, p.lits[-1-it])
 		}
 	}
 	return out
+}
+
+// forward returns sh's body as it goes out with p: the prefix, then the
+// elements sh adds after those p covers.
+func (p *prefix) forward(sh *shape) []byte {
+	elems := p.elements(sh)
+	for k := p.covered; k < len(sh.elems); k++ {
+		elems = append(elems, sh.elem(k))
+	}
+	return withList(sh.body, sh.list, elems)
 }
 
 // hashBytes hashes elements as prefix.hash does.
