@@ -130,10 +130,10 @@ func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
 	// first, each older one below it, and the caller's (the oldest) last.
 	n := len(w.previous)
 	for k := n - 1; k >= 0; k-- {
-		d.carry(w.previous[k], n-1-k)
+		d.carry(w.previous[k], n-1-k, w.resolvedBy)
 	}
 	if extra != nil {
-		d.carry(*extra, n)
+		d.carry(*extra, n, w.resolvedBy)
 	}
 	for i, s := range w.foreign {
 		d.secs[secActions] = append(d.secs[secActions], entry{
@@ -143,6 +143,25 @@ func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
 		})
 	}
 	return d
+}
+
+// unresolvedNote ends an error no later call of the window fixed.
+const unresolvedNote = "; not resolved in this part"
+
+// resolvedBy returns the label of the last call of the window that
+// succeeded on what an item of an earlier handoff reports failing (the
+// item names the call's label), or "" when none did.
+func (w *window) resolvedBy(item string) string {
+	for i := len(w.calls) - 1; i >= 0; i-- {
+		c := w.calls[i]
+		if c.msg < 0 || c.res == nil || c.failed() || maxErrorScore(c.errors()) >= 3 {
+			continue
+		}
+		if l := w.label(c); l != "" && strings.Contains(item, l) {
+			return l
+		}
+	}
+	return ""
 }
 
 // buildAsks fills the task snapshot (the latest ask), earlier asks (newest
@@ -682,7 +701,7 @@ func (w *window) buildErrors(d *draft) {
 			// current one, this one is history.
 			b.WriteString("; a later run failed otherwise")
 		default:
-			b.WriteString("; not resolved in this part")
+			b.WriteString(unresolvedNote)
 			rank += 1 << 20
 		}
 		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: rank, order: at})
