@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // fileOp is what a call did to a file, as far as the call says.
@@ -104,7 +106,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 	if len(raw) == 0 {
 		return nil, ""
 	}
-	v, err := decodeJSON(string(raw))
+	v, err := jsonscan.Decode(string(raw))
 	if err != nil {
 		return nil, string(raw)
 	}
@@ -114,7 +116,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 	case string:
 		// Some formats double-encode arguments.
 		if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") {
-			if m, err := decodeJSON(t); err == nil {
+			if m, err := jsonscan.Decode(t); err == nil {
 				if m, ok := m.(map[string]any); ok {
 					return m, ""
 				}
@@ -498,21 +500,9 @@ func shellFiles(cmd string) []fileTouch {
 		}
 		out = append(out, fileTouch{p, op})
 	}
-	lines := strings.Split(cmd, "\n")
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if term := heredocTerminator(line); term != "" {
-			// Skip the body up to its terminator.
-			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != term {
-				i++
-			}
-			i++
-		}
-		for _, seg := range splitSegments(line) {
-			words := shellWords(seg)
-			segmentFiles(words, add)
-		}
-	}
+	shellSegments(cmd, func(seg string) {
+		segmentFiles(shellWords(seg), add)
+	})
 	return out
 }
 
@@ -647,6 +637,28 @@ func heredocTerminator(line string) string {
 		end++
 	}
 	return rest[:end]
+}
+
+// shellSegments calls fn with every simple command of a shell script:
+// each line split at &&, ||, ; and | outside quotes, heredoc bodies
+// skipped. It is the one walk over commands that both the files a command
+// touches (shellFiles) and the tests and installs it runs (commandKinds)
+// are read from.
+func shellSegments(script string, fn func(segment string)) {
+	lines := strings.Split(script, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if term := heredocTerminator(line); term != "" {
+			// Skip the body up to its terminator.
+			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != term {
+				i++
+			}
+			i++
+		}
+		for _, seg := range splitSegments(line) {
+			fn(seg)
+		}
+	}
 }
 
 // splitSegments splits a command line at &&, ||, ; and |, outside quotes.
