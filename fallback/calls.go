@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonscan"
 )
 
@@ -45,11 +46,16 @@ type fileTouch struct {
 
 // call is one tool call of the window with its result.
 type call struct {
-	msg    int    // index of the message making the call; -1 for a result whose call is before the window
-	id     string // the call's id
-	name   string
-	args   map[string]any
-	argRaw string // the arguments when they are not a JSON object
+	msg  int    // index of the message making the call; -1 for a result whose call is before the window
+	id   string // the call's id
+	name string
+	// kind and tagTarget are the reader's tags (compact.ToolCall.Kind and
+	// Target): what the call does by its agent's conventions, and on
+	// what. An untagged call ("" kind) is read by its arguments' shapes.
+	kind      compact.ToolKind
+	tagTarget string
+	args      map[string]any
+	argRaw    string // the arguments when they are not a JSON object
 	// key is the call's key argument for display: a command, a path, a URL,
 	// a query.
 	key string
@@ -190,8 +196,12 @@ func (c *call) describe() {
 	if cmd != "" && path != "" && !strings.ContainsAny(strings.TrimSpace(cmd), " \n") {
 		c.key = cmd + " " + path
 		c.target = path
-		c.files = append(c.files, fileTouch{path, editorOp(cmd, lname)})
-		c.mutates = editorOp(cmd, lname) >= opEdit
+		op := c.kindOp()
+		if c.kind == "" {
+			op = editorOp(cmd, lname)
+		}
+		c.files = append(c.files, fileTouch{path, op})
+		c.mutates = op >= opEdit
 		c.added = addedLines(c.args)
 		c.removed = removedLines(c.args)
 		return
@@ -217,7 +227,10 @@ func (c *call) describe() {
 		}
 		c.lineEdit(cmd)
 	case path != "":
-		op := toolOp(lname, c.args)
+		op := c.kindOp()
+		if c.kind == "" {
+			op = toolOp(lname, c.args)
+		}
 		c.key = path
 		c.target = path
 		if query != "" {
@@ -300,6 +313,25 @@ func (c *call) lineEdit(cmd string) {
 			c.target = p[:e]
 		}
 	}
+}
+
+// kindOp is what a tagged call does to the file it works on: a read
+// reads it; a write edits it when its arguments hold the text replaced (or
+// a patch), else creates it (whole contents); a search, a listing or
+// anything else only names it.
+func (c *call) kindOp() fileOp {
+	switch c.kind {
+	case compact.ToolRead:
+		return opRead
+	case compact.ToolWrite:
+		for _, k := range []string{"old_string", "old_str", "old_content", "search", "edits", "patch", "input"} {
+			if _, ok := c.args[k]; ok {
+				return opEdit
+			}
+		}
+		return opCreate
+	}
+	return opMention
 }
 
 // lineRange recognises "12:14" (and "12").

@@ -538,6 +538,12 @@ func numberedListing(s string) bool {
 // search reports whether the call searched (grep, rg, find, a Grep or
 // Glob tool): its output lists hits.
 func (c *call) search() bool {
+	if c.kind == compact.ToolSearch {
+		return true
+	}
+	if c.kind != "" && c.kind != compact.ToolShell {
+		return false
+	}
 	if !c.exec {
 		l := strings.ToLower(c.name)
 		return strings.Contains(l, "grep") || strings.Contains(l, "glob") || strings.Contains(l, "search") || strings.Contains(l, "find")
@@ -558,6 +564,15 @@ func (c *call) search() bool {
 // listing reports whether the call's output is file contents or a search
 // listing, which name errors without being errors.
 func (c *call) listing() bool {
+	switch c.kind {
+	case compact.ToolRead, compact.ToolSearch, compact.ToolList:
+		return true
+	case "", compact.ToolShell:
+		// A command's output is data or news by what the command runs
+		// (cat, git diff, ls), whatever the agent: read below.
+	default:
+		return false
+	}
 	if !c.exec {
 		for _, f := range c.files {
 			if f.op == opRead {

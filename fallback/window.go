@@ -118,7 +118,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			if p.Type != compact.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name}
+			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind, tagTarget: p.ToolCall.Target}
 			c.args, c.argRaw = decodeArgs(p.ToolCall.Arguments)
 			maskValues(c.args, mask)
 			if c.argRaw != "" {
