@@ -149,13 +149,18 @@ func hasField(fields []docField, key string) bool {
 func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error) {
 	name := rs.name
 	t := compact.Transcript{Format: string(OpenAIChatJSONL)}
+	index := 0
 	err := rs.lines(r, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
-		m, err := decodeOpenAIMessage(append(json.RawMessage(nil), line...), OpenAIChatJSONL, len(t.Messages))
+		m, err := decodeOpenAIMessage(append(json.RawMessage(nil), line...), OpenAIChatJSONL, index)
 		if err != nil {
 			return locate(err, name, OpenAIChatJSONL, n, 0)
+		}
+		index++
+		if rs.streaming() {
+			return rs.emit(m) // one message a line: final once read
 		}
 		t.Messages = append(t.Messages, m)
 		return nil
