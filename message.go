@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"hash"
 	"strings"
+	"sync"
 )
 
 // Role is who speaks a message. The constants cover the roles every format
@@ -272,9 +273,11 @@ func (m Message) IsSummary() bool {
 // answered call ids and flags, but not its ID or Source. Two messages with the
 // same fingerprint say the same thing.
 func (m Message) Fingerprint() string {
-	h := sha256.New()
-	m.writeContent(h)
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	ch := getContentHasher()
+	defer contentHashers.Put(ch)
+	m.writeContent(ch)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(ch.h.Sum(sum[:0])[:16])
 }
 
 // Unchanged reports whether the message still holds what it was read with,
@@ -284,12 +287,29 @@ func (m Message) Unchanged() bool {
 		m.Source.Fingerprint == m.Fingerprint()
 }
 
-// writeContent feeds the content fields to h with length prefixes, so that
-// no two different messages produce the same byte stream.
-func (m Message) writeContent(h hash.Hash) {
-	// Strings go through one scratch buffer: converting each to []byte
-	// would copy every message's whole content once more per hash.
-	buf := make([]byte, 4096)
+// contentHasher is a hash and the scratch buffer strings go through on
+// their way into it: converting each to []byte would copy every message's
+// whole content once more per hash. Hashers are pooled: fingerprinting
+// every message of a long transcript would otherwise allocate a buffer per
+// message.
+type contentHasher struct {
+	h   hash.Hash
+	buf [4096]byte
+}
+
+var contentHashers = sync.Pool{New: func() any { return &contentHasher{h: sha256.New()} }}
+
+// getContentHasher returns a reset hasher from the pool.
+func getContentHasher() *contentHasher {
+	ch := contentHashers.Get().(*contentHasher)
+	ch.h.Reset()
+	return ch
+}
+
+// writeContent feeds the content fields to ch with length prefixes, so
+// that no two different messages produce the same byte stream.
+func (m Message) writeContent(ch *contentHasher) {
+	h, buf := ch.h, ch.buf[:]
 	str := func(s string) {
 		binary.LittleEndian.PutUint64(buf[:8], uint64(len(s)))
 		h.Write(buf[:8])

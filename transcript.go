@@ -1,7 +1,6 @@
 package compact
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -58,11 +57,12 @@ type Record struct {
 // order), in hex. It identifies a transcript's conversation regardless of the
 // format it is stored in.
 func (t *Transcript) Hash() string {
-	h := sha256.New()
+	ch := getContentHasher()
+	defer contentHashers.Put(ch)
 	for i := range t.Messages {
-		t.Messages[i].writeContent(h)
+		t.Messages[i].writeContent(ch)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(ch.h.Sum(nil))
 }
 
 // Clone returns a copy of t whose message slice, parts and tool calls can be
@@ -165,30 +165,48 @@ func (t *Transcript) Orphans() []Orphan {
 func (t *Transcript) pairs() ([]ToolGroup, []Orphan) {
 	var groups []ToolGroup
 	var orphans []Orphan
-	open := map[string][]int{} // call id -> groups with that call unanswered, oldest first
-	answered := map[[2]int]bool{}
-	callIndex := map[[2]int]string{} // (group, call) -> id, for Missing
+	// Calls waiting for their result, one FIFO per id: waiting holds the
+	// calls in the order made (group, call, next waiting call with the
+	// same id), open the first and last of each id's queue. answered is
+	// flat, one flag per call, at base[g] for group g.
+	type waitingCall struct{ g, c, next int }
+	var waiting []waitingCall
+	open := map[string][2]int{} // id -> first and last index into waiting, plus one
+	var answered []bool
+	var base []int
 	for i := range t.Messages {
 		m := &t.Messages[i]
 		if calls := m.ToolCalls(); len(calls) > 0 {
 			g := len(groups)
 			groups = append(groups, ToolGroup{Call: i, Calls: calls})
+			base = append(base, len(answered))
+			answered = append(answered, make([]bool, len(calls))...)
 			for c, call := range calls {
-				open[call.ID] = append(open[call.ID], g)
-				callIndex[[2]int{g, c}] = call.ID
+				waiting = append(waiting, waitingCall{g: g, c: c})
+				w := len(waiting)
+				if q, ok := open[call.ID]; ok {
+					waiting[q[1]-1].next = w
+					open[call.ID] = [2]int{q[0], w}
+				} else {
+					open[call.ID] = [2]int{w, w}
+				}
 			}
 		}
 		for _, id := range m.ResultIDs() {
-			waiting := open[id]
-			if len(waiting) == 0 {
+			q, ok := open[id]
+			if !ok {
 				orphans = append(orphans, Orphan{Kind: OrphanResult, Index: i, CallID: id})
 				continue
 			}
-			g := waiting[0]
-			open[id] = waiting[1:]
+			g := waiting[q[0]-1].g
+			if next := waiting[q[0]-1].next; next == 0 {
+				delete(open, id)
+			} else {
+				open[id] = [2]int{next, q[1]}
+			}
 			for c, call := range groups[g].Calls {
-				if call.ID == id && !answered[[2]int{g, c}] {
-					answered[[2]int{g, c}] = true
+				if call.ID == id && !answered[base[g]+c] {
+					answered[base[g]+c] = true
 					break
 				}
 			}
@@ -198,9 +216,9 @@ func (t *Transcript) pairs() ([]ToolGroup, []Orphan) {
 		}
 	}
 	for g := range groups {
-		for c := range groups[g].Calls {
-			if !answered[[2]int{g, c}] {
-				groups[g].Missing = append(groups[g].Missing, callIndex[[2]int{g, c}])
+		for c, call := range groups[g].Calls {
+			if !answered[base[g]+c] {
+				groups[g].Missing = append(groups[g].Missing, call.ID)
 			}
 		}
 	}

@@ -53,8 +53,9 @@ type LogBackend interface {
 // records that say what changed, compare-and-set saves. FileStore and
 // checkpoint/redis's Store are LogStores. A LogStore keeps what it has read
 // of a session's log in memory (about the log's size), so that the next
-// read or save takes only what was appended since; it forgets the least
-// used of more than 1,024 sessions.
+// read or save takes only what was appended since; past maxCachedSessions
+// it forgets one to make room (which costs a full read of its log the next
+// time it is used).
 type LogStore struct {
 	b     LogBackend
 	opts  Options
@@ -106,6 +107,10 @@ func (s *LogStore) redactorFor() (*redact.Redactor, error) {
 	return s.redactor, s.redactErr
 }
 
+// maxCachedSessions bounds how many sessions' logs a LogStore keeps in
+// memory: a proxy serving many sessions keeps the busy ones.
+const maxCachedSessions = 64
+
 // logSession is what the store knows of one session's log.
 type logSession struct {
 	mu    sync.Mutex
@@ -147,7 +152,7 @@ func (s *LogStore) session(name string) *logSession {
 	defer s.mu.Unlock()
 	ss := s.sessions[name]
 	if ss == nil {
-		if len(s.sessions) >= 1024 { // bound the memory of a long-lived store
+		if len(s.sessions) >= maxCachedSessions { // bound the memory of a long-lived store
 			for k, v := range s.sessions {
 				if v.mu.TryLock() {
 					delete(s.sessions, k)

@@ -235,7 +235,7 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 		r.rec.Warnings = append(r.rec.Warnings, reason)
 		r.cause, r.summaryErr = FallbackInvalidHandoff, r.sanitize(fmt.Errorf("%w: %w", ErrSummaryFailed, err))
 		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: reason})
-		if sum, err = c.fallback.Summarize(ctx, r.request(&in, false)); err != nil {
+		if sum, err = r.fallback().Summarize(ctx, r.request(&in, false)); err != nil {
 			err = r.sanitize(fmt.Errorf("%w: fallback: %w", ErrSummaryFailed, err))
 			return r.unchanged(err.Error()), err
 		}
@@ -344,6 +344,7 @@ func (r *run) summarize(ctx context.Context, in *summaryInput) (compact.Summary,
 			if sum.Method == "" {
 				sum.Method = compact.MethodLLM
 			}
+			sum.Handoff = r.complete(sum.Handoff, in)
 			return sum, nil
 		}
 		if ctx.Err() != nil {
@@ -364,7 +365,7 @@ func (r *run) summarize(ctx context.Context, in *summaryInput) (compact.Summary,
 		r.cause = FallbackNoSummarizer
 	}
 	r.em.emit(Event{Kind: EventSummarizing, Attempt: 1, Chunk: 1, Chunks: 1})
-	sum, err := c.fallback.Summarize(ctx, r.request(in, false))
+	sum, err := r.fallback().Summarize(ctx, r.request(in, false))
 	if err != nil {
 		if ctx.Err() != nil {
 			r.rec.Reason = "cancelled"

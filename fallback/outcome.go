@@ -487,7 +487,7 @@ func ruleLine(t string) bool {
 	if punct >= 6 && punct > letters {
 		return true
 	}
-	return strings.Contains(t, "%") && letters < 8 && strings.IndexAny(t, "0123456789") >= 0
+	return strings.Contains(t, "%") && letters < 8 && strings.ContainsAny(t, "0123456789")
 }
 
 // errorScore rates how clearly a line reports a failure: 0 not at all, 1 a

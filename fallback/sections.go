@@ -975,14 +975,6 @@ func covered(a, b []string) float64 {
 	return float64(both) / float64(len(a))
 }
 
-// outputEnds returns the first 4 KB and last 2 KB of a long tool output,
-// cut at line breaks: where paths and names a tool printed are read from.
-// (Names that matter recur, or appear in what the agent and the person
-// wrote, which is read in full.)
-func outputEnds(s string) (string, string) {
-	return ends(s, 1<<10, 512)
-}
-
 // indexEnds returns the parts of a tool's output read for the index of
 // names: its first 16 KB and last 4 KB. Names a later turn reaches for sit
 // mostly near the start of what a tool printed (most of a file read, the

@@ -201,7 +201,7 @@ func readClaudeCode(r io.Reader, rs *readState) (compact.Transcript, error) {
 		if err := c.add(bytes.Clone(line), n); err != nil {
 			return jsonError(name, ClaudeCode, n, err, "a Claude Code session record (one JSON object per line)")
 		}
-		return nil
+		return c.stream(false)
 	})
 	if err != nil {
 		var fe *Error
@@ -254,6 +254,7 @@ type ccReader struct {
 	boundary    int // item index of the last compact_boundary, -1 when none
 	lastSummary int // item index of the last isCompactSummary message
 	uuids       map[string]bool
+	sawBoundary bool
 	// open is the item index of the assistant message whose next record
 	// (same message.id) may still follow, -1 when none; pending holds the
 	// metadata records read since, which join that message when it
@@ -328,6 +329,14 @@ func (c *ccReader) add(raw []byte, pos int) error {
 		c.close()
 		if typ == ccCompactBoundary {
 			c.boundary = len(c.items)
+			if c.rs.streaming() {
+				// Everything so far leaves the live context.
+				if err := c.stream(true); err != nil {
+					return err
+				}
+				c.rs.reset(nil)
+			}
+			c.sawBoundary = true
 		}
 		c.record(typ, raw, typ == ccCompactBoundary)
 	case h.Type == ccSummary:
@@ -410,6 +419,14 @@ func (c *ccReader) message(h *ccHeader, raw []byte, pos int) (read bool, err err
 		m.Synthetic = !m.Summary && (h.IsMeta || harnessOnly(parts))
 		markHandoff(m)
 		if m.Summary && h.IsCompactSummary {
+			if c.rs.streaming() && !c.sawBoundary {
+				// The live context starts at the last summary when no
+				// boundary marks it.
+				if err := c.stream(true); err != nil {
+					return false, err
+				}
+				c.rs.reset(nil)
+			}
 			c.lastSummary = len(c.items)
 		}
 	}
@@ -422,10 +439,45 @@ func (c *ccReader) message(h *ccHeader, raw []byte, pos int) (read bool, err err
 	return true, nil
 }
 
+// stream hands the messages that are final to the sink (all of them with
+// all, else those before the assistant message still open) and forgets
+// the items before them. It does nothing when not streaming.
+func (c *ccReader) stream(all bool) error {
+	if !c.rs.streaming() {
+		return nil
+	}
+	k := len(c.items)
+	if c.open >= 0 && !all {
+		k = c.open
+	}
+	for _, it := range c.items[:k] {
+		if it.msg == nil {
+			c.rs.records++
+			continue
+		}
+		stampMessage(it.msg, ClaudeCode, "cc", it.pos)
+		if err := c.rs.emit(*it.msg); err != nil {
+			return err
+		}
+	}
+	c.items = append(c.items[:0], c.items[k:]...)
+	if c.open >= 0 {
+		c.open -= k
+		if all {
+			c.open = -1
+		}
+	}
+	return nil
+}
+
 // transcript assembles the live context: items after the reset point are
 // messages; messages before it are demoted to records.
 func (c *ccReader) transcript() compact.Transcript {
 	c.close()
+	if c.rs.streaming() {
+		c.stream(true)
+		return compact.Transcript{Format: string(ClaudeCode)}
+	}
 	reset := c.boundary
 	if reset < 0 {
 		reset = c.lastSummary

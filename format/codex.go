@@ -149,7 +149,7 @@ func readCodex(r io.Reader, rs *readState) (compact.Transcript, error) {
 		if err := c.add(bytes.Clone(line), n); err != nil {
 			return jsonError(name, Codex, n, err, `a Codex rollout line {"timestamp", "type", "payload"}`)
 		}
-		return nil
+		return c.stream(false)
 	})
 	if err != nil {
 		var fe *Error
@@ -269,6 +269,10 @@ func (c *cxReader) record(typ string, raw []byte, marker bool) {
 
 // add1 appends one record in file order.
 func (c *cxReader) add1(rec compact.Record) {
+	if c.rs.streaming() {
+		c.rs.records++ // records are not streamed
+		return
+	}
 	rec.At = len(c.msgs)
 	c.order = append(c.order, cxRef{i: len(c.recs)})
 	c.recs = append(c.recs, rec)
@@ -341,6 +345,14 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 func (c *cxReader) demote(keep func(*compact.Message) bool) {
 	c.flush()
 	c.open = false
+	if c.rs.streaming() {
+		// The messages so far go to the sink; the reset says which stay.
+		c.stream(true)
+		c.rs.reset(func(role compact.Role, summary bool) bool {
+			return keep(&compact.Message{Role: role, Summary: summary})
+		})
+		return
+	}
 	msgs, meta, recs, order := c.msgs, c.meta, c.recs, c.order
 	c.msgs, c.meta, c.recs, c.order = nil, nil, nil, nil
 	for _, ref := range order {
@@ -565,15 +577,52 @@ func (c *cxReader) event(p *codexItem) {
 	}
 }
 
+// stream hands the messages that are final to the sink (all of them with
+// all, else all but an assistant message still open) and forgets them. It
+// does nothing when not streaming.
+func (c *cxReader) stream(all bool) error {
+	if !c.rs.streaming() {
+		return nil
+	}
+	k := len(c.msgs)
+	if c.open && !all && k > 0 {
+		k--
+	}
+	for i := 0; i < k; i++ {
+		m := &c.msgs[i]
+		c.markFailed(m)
+		stampMessage(m, Codex, c.meta[i].pfx, c.meta[i].pos)
+		if err := c.rs.emit(*m); err != nil {
+			return err
+		}
+	}
+	c.msgs = append(c.msgs[:0], c.msgs[k:]...)
+	c.meta = append(c.meta[:0], c.meta[k:]...)
+	c.order = c.order[:0]
+	for i := range c.msgs {
+		c.order = append(c.order, cxRef{msg: true, i: i})
+	}
+	return nil
+}
+
+// markFailed marks a tool message whose call an end event reported failed.
+func (c *cxReader) markFailed(m *compact.Message) {
+	if len(m.ToolCallIDs) > 0 && c.failed[m.ToolCallIDs[0]] {
+		for k := range m.Parts {
+			m.Parts[k].Failed = true
+		}
+	}
+}
+
 func (c *cxReader) transcript() compact.Transcript {
 	c.flush()
+	if c.rs.streaming() {
+		c.stream(true)
+		return compact.Transcript{Format: string(Codex)}
+	}
 	for i := range c.msgs {
 		m := &c.msgs[i]
-		if len(m.ToolCallIDs) > 0 && c.failed[m.ToolCallIDs[0]] {
-			for k := range m.Parts {
-				m.Parts[k].Failed = true
-			}
-		}
+		c.markFailed(m)
 		stampMessage(m, Codex, c.meta[i].pfx, c.meta[i].pos)
 	}
 	return compact.Transcript{Format: string(Codex), Messages: c.msgs, Records: c.recs}

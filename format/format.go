@@ -388,6 +388,104 @@ type readState struct {
 	format Name
 	opts   ReadOptions
 	unread map[string]int
+	// sink, when set, receives the messages as they are read (Stream);
+	// readers that stream hand them over instead of keeping them.
+	sink    *Sink
+	tagger  *tagger
+	err     error // the sink's first error
+	emitted int
+	records int // records passed over while streaming
+}
+
+// Sink receives a transcript's messages as Stream reads them.
+type Sink struct {
+	// Message receives each message once it is final (nothing later in
+	// the input changes it), in order. An error stops the read.
+	Message func(m compact.Message) error
+	// Reset is called when the agent's own compaction turns the messages
+	// handed over so far out of the live context (a Claude Code compact
+	// boundary, a Codex compacted line): keep says which of them stay,
+	// by role and summary flag; nil keeps none. It may be nil when the
+	// caller wants every message of the file.
+	Reset func(keep func(role compact.Role, summary bool) bool)
+}
+
+// Stream reads r as ReadWith does, but hands each message to sink as soon
+// as it is final instead of returning the transcript, so that memory stays
+// at what the messages still open need: the largest message, not the file.
+// Claude Code, Codex and OpenAI JSONL are read so; the other formats are
+// read whole and then handed over. It returns the transcript without its
+// messages (its format, tool definitions, envelope; a streamed format's
+// records are passed over, not kept).
+func Stream(r io.Reader, name string, as Name, o ReadOptions, sink Sink) (compact.Transcript, error) {
+	t, err := stream(r, name, as, o, sink)
+	t.Messages = nil
+	return t, err
+}
+
+func stream(r io.Reader, name string, as Name, o ReadOptions, sink Sink) (compact.Transcript, error) {
+	f, ok := Lookup(as)
+	if as != "" && !ok {
+		return compact.Transcript{}, fmt.Errorf("%s: %w %q (known: %s)", name, ErrUnknownFormat, as, triedNames())
+	}
+	if as == "" {
+		head, err := readHead(r, SniffSize)
+		if err != nil {
+			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(bytes.TrimSpace(head)) == 0 {
+			return compact.Transcript{}, &Error{File: name, Offset: -1, Msg: "empty input, expected a transcript"}
+		}
+		if f, err = Detect(head); err != nil {
+			return compact.Transcript{}, detectError(name, head, err)
+		}
+		r = io.MultiReader(bytes.NewReader(head), r)
+	}
+	rs := newReadState(name, f.Name, o)
+	rs.sink = &sink
+	rs.tagger = &tagger{tables: []toolTable{formatTools[f.Name], genericTools}}
+	t, err := f.read(r, rs)
+	if err == nil {
+		err = rs.err
+	}
+	t.Format = string(f.Name)
+	if err != nil {
+		return t, err
+	}
+	// What the reader kept (all of it, for readers that do not stream).
+	for i := range t.Messages {
+		if err := rs.emit(t.Messages[i]); err != nil {
+			return t, err
+		}
+	}
+	if rs.emitted == 0 && (len(t.Records) > 0 || rs.records > 0) {
+		return t, &Error{File: name, Format: f.Name, Offset: -1, Err: ErrNoMessages,
+			Msg: fmt.Sprintf("%d records, none a message (%s)", len(t.Records)+rs.records, recordKinds(t.Records))}
+	}
+	return t, nil
+}
+
+// streaming reports whether messages go to a sink as they are read.
+func (rs *readState) streaming() bool { return rs.sink != nil }
+
+// emit finishes m as readFormat finishes a transcript's messages (handoff
+// mark, tags) and hands it to the sink.
+func (rs *readState) emit(m compact.Message) error {
+	if rs.err != nil {
+		return rs.err
+	}
+	rs.emitted++
+	markHandoffMessage(&m)
+	rs.tagger.tag(&m)
+	rs.err = rs.sink.Message(m)
+	return rs.err
+}
+
+// reset passes a reset to the sink.
+func (rs *readState) reset(keep func(role compact.Role, summary bool) bool) {
+	if rs.sink.Reset != nil {
+		rs.sink.Reset(keep)
+	}
 }
 
 func newReadState(name string, f Name, o ReadOptions) *readState {
@@ -446,15 +544,18 @@ func (rs *readState) unreadRecord(line int, kind, why string) {
 // writable byte for byte: its fingerprint is taken again with the flag.
 func markHandoffs(t *compact.Transcript) {
 	for i := range t.Messages {
-		m := &t.Messages[i]
-		if m.Summary || m.Role != compact.RoleUser || !compact.IsHandoffText(m.Text()) {
-			continue
-		}
-		unchanged := m.Unchanged()
-		m.Summary = true
-		if unchanged {
-			m.Source.Fingerprint = m.Fingerprint()
-		}
+		markHandoffMessage(&t.Messages[i])
+	}
+}
+
+func markHandoffMessage(m *compact.Message) {
+	if m.Summary || m.Role != compact.RoleUser || !compact.IsHandoffText(m.Text()) {
+		return
+	}
+	unchanged := m.Unchanged()
+	m.Summary = true
+	if unchanged {
+		m.Source.Fingerprint = m.Fingerprint()
 	}
 }
 

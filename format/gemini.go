@@ -216,6 +216,10 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 	}
 	err := rs.lines(br, func(line []byte, n int) error {
 		raw := bytes.Clone(line)
+		if !json.Valid(raw) {
+			var v any
+			return jsonError(rs.name, GeminiCLI, n, json.Unmarshal(raw, &v), "a Gemini CLI session line")
+		}
 		members, _ := jsonscan.Members(raw)
 		switch {
 		case len(jsonscan.ValueOf(raw, members, gemSet)) > 0:

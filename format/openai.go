@@ -36,18 +36,20 @@ func init() {
 	})
 }
 
-// oaMessage is a Chat Completions message as read.
+// oaMessage is a Chat Completions message as read. The raw values are
+// slices of the record (jsonscan.Raw: no copy), read before the record is
+// returned and never kept.
 type oaMessage struct {
-	Role             *string         `json:"role"`
-	Content          json.RawMessage `json:"content"`
-	Name             string          `json:"name"`
-	ToolCalls        []oaToolCall    `json:"tool_calls"`
-	ToolCallID       *string         `json:"tool_call_id"`
-	FunctionCall     *oaFunction     `json:"function_call"`
-	Refusal          *string         `json:"refusal"`
-	ReasoningContent *string         `json:"reasoning_content"`
-	Reasoning        json.RawMessage `json:"reasoning"`
-	ID               json.RawMessage `json:"id"`
+	Role             *string      `json:"role"`
+	Content          jsonscan.Raw `json:"content"`
+	Name             string       `json:"name"`
+	ToolCalls        []oaToolCall `json:"tool_calls"`
+	ToolCallID       *string      `json:"tool_call_id"`
+	FunctionCall     *oaFunction  `json:"function_call"`
+	Refusal          *string      `json:"refusal"`
+	ReasoningContent *string      `json:"reasoning_content"`
+	Reasoning        jsonscan.Raw `json:"reasoning"`
+	ID               jsonscan.Raw `json:"id"`
 }
 
 type oaToolCall struct {
@@ -143,13 +145,18 @@ func hasField(fields []docField, key string) bool {
 func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error) {
 	name := rs.name
 	t := compact.Transcript{Format: string(OpenAIChatJSONL)}
+	index := 0
 	err := rs.lines(r, func(line []byte, n int) error {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
-		m, err := decodeOpenAIMessage(append(json.RawMessage(nil), line...), OpenAIChatJSONL, len(t.Messages))
+		m, err := decodeOpenAIMessage(append(json.RawMessage(nil), line...), OpenAIChatJSONL, index)
 		if err != nil {
 			return locate(err, name, OpenAIChatJSONL, n, 0)
+		}
+		index++
+		if rs.streaming() {
+			return rs.emit(m) // one message a line: final once read
 		}
 		t.Messages = append(t.Messages, m)
 		return nil
@@ -234,7 +241,7 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int) (compact.Messag
 		(o.ReasoningContent == nil || *o.ReasoningContent != reasoning) {
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: reasoning})
 	}
-	parts, err := openAIContent(o.Content)
+	parts, err := openAIContent(json.RawMessage(o.Content))
 	if err != nil {
 		return m, err
 	}
@@ -313,22 +320,26 @@ func readContent(raw json.RawMessage, what string, part func(json.RawMessage) ([
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, &recordError{msg: "content: invalid string", err: err}
+		// A record's bytes are never written again: text without escapes
+		// shares them.
+		s, ok := jsonscan.UnquoteShared(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, &recordError{msg: "content: invalid string", err: err}
+			}
 		}
 		if s == "" {
 			return nil, nil
 		}
 		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
 	case '[':
-		var elems []json.RawMessage
+		var elems []jsonscan.Raw // slices of raw, not copies
 		if err := json.Unmarshal(raw, &elems); err != nil {
 			return nil, &recordError{msg: "content: invalid array", err: err}
 		}
 		var parts []compact.Part
 		for i, e := range elems {
-			ps, err := part(e)
+			ps, err := part(json.RawMessage(e[:len(e):len(e)]))
 			if err != nil {
 				return nil, &recordError{msg: fmt.Sprintf("content[%d]: %v", i, err)}
 			}

@@ -293,7 +293,111 @@ type docItem struct {
 // so the input is held once, as the records' raw bytes. A list key holding a
 // scalar is kept as a field. expected says, for error messages, what the
 // document should be.
+//
+// A valid document is read whole and cut in place (scanJSONDoc): the
+// records are slices of the one buffer, with no copy. Anything else (a
+// syntax error, a read error, a shape the readers reject) goes through the
+// streaming decoder, which says what and where.
 func readJSONDoc(r io.Reader, file string, f Name, expected string, listKeys ...string) (jsonDoc, error) {
+	buf, err := readWhole(r)
+	if err == nil {
+		if doc, ok := scanJSONDoc(buf, listKeys); ok {
+			return doc, nil
+		}
+	}
+	// The decoder sees what was read, then the read error if there was one.
+	var rest io.Reader = bytes.NewReader(buf)
+	if err != nil {
+		rest = io.MultiReader(rest, errReader{err})
+	}
+	return decodeJSONDoc(rest, file, f, expected, listKeys...)
+}
+
+// readWhole reads r to its end into one buffer of exactly its size:
+// records are slices of it, so slack would stay alive with them.
+func readWhole(r io.Reader) ([]byte, error) {
+	var chunks [][]byte
+	total, size := 0, 64<<10
+	for {
+		chunk := make([]byte, size)
+		n, err := io.ReadFull(r, chunk)
+		chunks = append(chunks, chunk[:n])
+		total += n
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return bytes.Join(chunks, nil), err
+		}
+		size = min(size*2, 16<<20)
+	}
+	if len(chunks) == 1 {
+		return chunks[0][:total:total], nil
+	}
+	return bytes.Join(chunks, nil), nil
+}
+
+// scanJSONDoc is readJSONDoc for a whole, valid document: the same fields
+// and items at the same offsets, as slices of buf (capped, so that an
+// append to one never writes over the next). ok is false for anything
+// decodeJSONDoc would report or keep differently (invalid JSON, a list key
+// holding something other than an array).
+func scanJSONDoc(buf []byte, listKeys []string) (jsonDoc, bool) {
+	buf = bytes.TrimPrefix(buf, utf8BOM)
+	var doc jsonDoc
+	if !json.Valid(buf) {
+		return doc, false
+	}
+	at := jsonscan.SkipSpace(buf, 0)
+	switch buf[at] {
+	case '[':
+		return doc, scanList(buf, at, "", &doc)
+	case '{':
+		doc.object = true
+		members, complete := jsonscan.Members(buf[at:])
+		if !complete {
+			return doc, false
+		}
+		for _, m := range members {
+			start, end := at+m.Value.Start, at+m.Value.End
+			// The decoder's offset of a field is just past its key.
+			keyEnd := start - 1
+			for buf[keyEnd] != ':' {
+				keyEnd--
+			}
+			for keyEnd--; buf[keyEnd] != '"'; keyEnd-- {
+			}
+			field := docField{key: m.Key, offset: int64(keyEnd + 1)}
+			switch {
+			case !slices.Contains(listKeys, m.Key):
+				field.value = buf[start:end:end]
+				doc.fields = append(doc.fields, field)
+			case buf[start] == '[':
+				doc.fields = append(doc.fields, field)
+				if !scanList(buf, start, m.Key, &doc) {
+					return doc, false
+				}
+			default:
+				return doc, false
+			}
+		}
+		return doc, true
+	}
+	return doc, false
+}
+
+// scanList appends the elements of the array at buf[at] to doc.items.
+func scanList(buf []byte, at int, key string, doc *jsonDoc) bool {
+	elems, complete := jsonscan.Elements(buf[at:])
+	for _, e := range elems {
+		start, end := at+e.Start, at+e.End
+		doc.items = append(doc.items, docItem{key: key, raw: buf[start:end:end], offset: int64(start)})
+	}
+	return complete
+}
+
+// decodeJSONDoc is readJSONDoc through the streaming decoder.
+func decodeJSONDoc(r io.Reader, file string, f Name, expected string, listKeys ...string) (jsonDoc, error) {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 1<<16)

@@ -72,36 +72,46 @@ const maxTarget = 1024
 // agent's own first, then the generic one): each tool call's kind and
 // target, each failed result, each harness text.
 func tagTranscript(t *compact.Transcript, tables ...toolTable) {
-	open := "" // the file open in the agent's editor window
+	tg := tagger{tables: tables}
 	for i := range t.Messages {
-		m := &t.Messages[i]
-		for k := range m.Parts {
-			p := &m.Parts[k]
-			switch {
-			case p.Type == compact.PartToolCall && p.ToolCall != nil:
-				if p.ToolCall.Kind != "" {
-					break
-				}
-				row, kind, target := callTag(p.ToolCall, tables)
-				switch {
-				case row.opens && target != "":
-					open = target
-				case row.onOpen && target == "":
-					target = open
-				}
-				p.ToolCall.Kind, p.ToolCall.Target = kind, target
-			case p.Type == compact.PartToolResult:
-				p.Failed = p.Failed || p.IsError || outputFailed(p.Text)
-			case p.Type == compact.PartText && len(m.ToolCallIDs) > 0:
-				// A tool's answer by id (OpenAI, OpenHands): its text is
-				// the output.
-				p.Failed = p.Failed || outputFailed(p.Text)
-			case p.Type == compact.PartText && m.Role == compact.RoleUser:
-				p.Harness = p.Harness || m.Synthetic || harnessText(p.Text)
-				// A harness message that reports a command's result
-				// (mini-swe-agent's observations) failed with it.
-				p.Failed = p.Failed || p.Harness && outputFailed(p.Text)
+		tg.tag(&t.Messages[i])
+	}
+}
+
+// tagger tags messages one at a time, in order: SWE-agent's edits take
+// the file an earlier call opened.
+type tagger struct {
+	tables []toolTable
+	open   string // the file open in the agent's editor window
+}
+
+func (tg *tagger) tag(m *compact.Message) {
+	for k := range m.Parts {
+		p := &m.Parts[k]
+		switch {
+		case p.Type == compact.PartToolCall && p.ToolCall != nil:
+			if p.ToolCall.Kind != "" {
+				break
 			}
+			row, kind, target := callTag(p.ToolCall, tg.tables)
+			switch {
+			case row.opens && target != "":
+				tg.open = target
+			case row.onOpen && target == "":
+				target = tg.open
+			}
+			p.ToolCall.Kind, p.ToolCall.Target = kind, target
+		case p.Type == compact.PartToolResult:
+			p.Failed = p.Failed || p.IsError || outputFailed(p.Text)
+		case p.Type == compact.PartText && len(m.ToolCallIDs) > 0:
+			// A tool's answer by id (OpenAI, OpenHands): its text is
+			// the output.
+			p.Failed = p.Failed || outputFailed(p.Text)
+		case p.Type == compact.PartText && m.Role == compact.RoleUser:
+			p.Harness = p.Harness || m.Synthetic || harnessText(p.Text)
+			// A harness message that reports a command's result
+			// (mini-swe-agent's observations) failed with it.
+			p.Failed = p.Failed || p.Harness && outputFailed(p.Text)
 		}
 	}
 }

@@ -177,11 +177,10 @@ func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *vi
 		if e >= len(p.items) {
 			return p.covered + e - len(p.items), nil
 		}
-		if it := p.items[e]; it < 0 {
-			return -1, p.lits[-1-it]
-		} else {
+		if it := p.items[e]; it >= 0 {
 			return it, nil
 		}
+		return -1, p.lits[-1-p.items[e]]
 	}
 	cv, err := readView(v.api, fallbackBody)
 	if err == nil {
@@ -196,7 +195,7 @@ func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *vi
 		// The stored prefix still holds: send it with the new elements.
 		out.body = fallbackBody
 		out.method, out.prefix = methodPrefix, prefixReused
-		out.tokensAfter = env.counter.Transcript(cv.transcriptOr(v))
+		out.tokensAfter = p.forwardedTokens(env, v)
 		out.compared, out.stable = sess.forwarded(p.hash)
 		if err != nil {
 			out.warning = "refold failed, forwarded with the stored prefix: " + s.clean(err)
@@ -331,12 +330,4 @@ func warnUnchanged(res compactor.Result) string {
 		return ""
 	}
 	return "over the threshold but not compacted: " + res.Record.Reason
-}
-
-// transcriptOr returns v's transcript, or w's when v is nil.
-func (v *view) transcriptOr(w *view) compact.Transcript {
-	if v == nil {
-		return w.t
-	}
-	return v.t
 }

@@ -57,8 +57,11 @@ type countReport struct {
 	ReplyPriming    int `json:"reply_priming"`
 	// Thinking counts the thinking parts. They are part of Total only with
 	// --thinking: providers drop earlier turns' reasoning from the prompt.
-	Thinking        int        `json:"thinking"`
-	ThinkingCounted bool       `json:"thinking_counted"`
+	Thinking        int  `json:"thinking"`
+	ThinkingCounted bool `json:"thinking_counted"`
+	// OpaqueEstimated is the part of Total that is a provider's own
+	// compaction (encrypted): estimated whatever the tokenizer.
+	OpaqueEstimated int        `json:"opaque_estimated,omitempty"`
 	PerMessage      []countRow `json:"per_message,omitempty"`
 }
 
@@ -108,14 +111,14 @@ func runCount(_ context.Context, e *env, args []string) error {
 		}
 		rep = countText(counter, string(data))
 	} else {
-		t, _, err := readInput(e, in, in.name, format.Name(o.as), rf)
+		var err error
+		rep, err = countStream(e, counter, in, in.name, o, rf)
 		if errors.Is(err, format.ErrUnknownFormat) && o.as == "" {
 			return badInput(fmt.Errorf("%w; --text counts it as plain text", err))
 		}
 		if err != nil {
 			return badInput(err)
 		}
-		rep = countTranscript(counter, t, o)
 	}
 	rep.File = in.name
 	return writeOutput(e, "", func(w io.Writer) error {
@@ -177,26 +180,106 @@ func countText(c *tokens.Counter, text string) countReport {
 	return rep
 }
 
-func countTranscript(c *tokens.Counter, t compact.Transcript, o countOptions) countReport {
+// countEntry is what counting keeps of one message: its figures, not its
+// content, so that a transcript is counted as it streams by.
+type countEntry struct {
+	id                       string
+	role                     compact.Role
+	summary                  bool
+	tokens, thinking, opaque int
+}
+
+// countStream counts a transcript as format.Stream reads it: memory holds
+// the message being read and, per role, the sums so far; never the file
+// (--per-message keeps one small row per message).
+func countStream(e *env, c *tokens.Counter, r io.Reader, name string, o countOptions, rf *readFlags) (countReport, error) {
+	type key struct {
+		role    compact.Role
+		summary bool
+	}
+	var entries []countEntry      // with --per-message
+	sums := map[key]*countEntry{} // otherwise: one sum per role and summary flag
+	messages := map[key]int{}
+	opts := readOptions(e, rf, nil)
+	t, err := format.Stream(r, name, format.Name(o.as), opts, format.Sink{
+		Message: func(m compact.Message) error {
+			ce := countOf(c, &m)
+			if o.perMessage {
+				entries = append(entries, ce)
+				return nil
+			}
+			k := key{m.Role, m.Summary}
+			if sums[k] == nil {
+				sums[k] = &countEntry{role: m.Role, summary: m.Summary}
+			}
+			s := sums[k]
+			s.tokens, s.thinking, s.opaque = s.tokens+ce.tokens, s.thinking+ce.thinking, s.opaque+ce.opaque
+			messages[k]++
+			return nil
+		},
+		Reset: func(keep func(compact.Role, bool) bool) {
+			kept := entries[:0]
+			for _, ce := range entries {
+				if keep != nil && keep(ce.role, ce.summary) {
+					kept = append(kept, ce)
+				}
+			}
+			entries = kept
+			for k := range sums {
+				if keep == nil || !keep(k.role, k.summary) {
+					delete(sums, k)
+					delete(messages, k)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return countReport{}, err
+	}
+	rep := countEntries(c, t, entries, o)
+	for k, s := range sums {
+		role := string(k.role)
+		rep.Messages += messages[k]
+		rep.MessagesBy[role] += messages[k]
+		rep.ByRole[role] += s.tokens
+		rep.Total += s.tokens
+		rep.Thinking += s.thinking
+		rep.OpaqueEstimated += s.opaque
+	}
+	rep.finish()
+	return rep, nil
+}
+
+// countOf counts one message.
+func countOf(c *tokens.Counter, m *compact.Message) countEntry {
+	ce := countEntry{id: m.ID, role: m.Role, summary: m.Summary, tokens: c.Message(*m)}
+	for _, p := range m.Parts {
+		switch p.Type {
+		case compact.PartThinking:
+			ce.thinking += c.Text(p.Text)
+		case compact.PartOpaque:
+			ce.opaque += tokens.OpaqueTokens(p.Text)
+		}
+	}
+	return ce
+}
+
+func countEntries(c *tokens.Counter, t compact.Transcript, entries []countEntry, o countOptions) countReport {
 	rep := newCountReport(c, "transcript")
 	rep.Format = t.Format
-	rep.Messages = len(t.Messages)
+	rep.Messages = len(entries)
 	rep.ThinkingCounted = o.thinking
 	rep.ReplyPriming = c.CountMessages(nil, nil)
 	rep.Total = rep.ReplyPriming
-	for i, m := range t.Messages {
-		n := c.Message(m)
-		role := string(m.Role)
-		rep.ByRole[role] += n
+	for i, ce := range entries {
+		role := string(ce.role)
+		rep.ByRole[role] += ce.tokens
 		rep.MessagesBy[role]++
-		rep.Total += n
-		for _, p := range m.Parts {
-			if p.Type == compact.PartThinking {
-				rep.Thinking += c.Text(p.Text)
-			}
-		}
+		rep.Total += ce.tokens
+		rep.Thinking += ce.thinking
+		rep.OpaqueEstimated += ce.opaque
 		if o.perMessage {
-			rep.PerMessage = append(rep.PerMessage, countRow{Index: i, ID: m.ID, Role: role, Tokens: n})
+			rep.PerMessage = append(rep.PerMessage, countRow{Index: i, ID: ce.id, Role: role, Tokens: ce.tokens})
 		}
 	}
 	rep.Tools = len(t.Tools)
@@ -262,6 +345,9 @@ func (r *countReport) writeText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "  %-12s %12s\n", "priming", countCommas(r.ReplyPriming))
 	fmt.Fprintf(&b, "  %-12s %12s\n", "total", countCommas(r.Total))
+	if r.OpaqueEstimated > 0 {
+		fmt.Fprintf(&b, "  (of which %s tokens are estimated: a provider's own compaction, encrypted)\n", countCommas(r.OpaqueEstimated))
+	}
 	if r.Thinking > 0 {
 		if r.ThinkingCounted {
 			fmt.Fprintf(&b, "  (thinking: %s tokens, counted)\n", countCommas(r.Thinking))

@@ -27,17 +27,25 @@ func addReadFlags(fs *flag.FlagSet) *readFlags {
 // warning on stderr ("compact: warning: FILE:LINE: ...") and returning
 // them too.
 func readInput(e *env, r io.Reader, name string, as format.Name, rf *readFlags) (compact.Transcript, []format.Warning, error) {
-	var mu sync.Mutex
 	var warnings []format.Warning
+	t, err := format.ReadWith(r, name, as, readOptions(e, rf, &warnings))
+	return t, warnings, err
+}
+
+// readOptions are the ReadOptions the flags say, with warnings printed on
+// stderr and, when into is not nil, collected there.
+func readOptions(e *env, rf *readFlags, into *[]format.Warning) format.ReadOptions {
+	var mu sync.Mutex
 	o := format.ReadOptions{Warn: func(w format.Warning) {
 		mu.Lock()
 		defer mu.Unlock()
-		warnings = append(warnings, w)
+		if into != nil {
+			*into = append(*into, w)
+		}
 		fmt.Fprintln(e.stderr, "compact:", w)
 	}}
 	if rf != nil {
 		o.SkipBadLines, o.StrictUTF8 = *rf.skipBadLines, *rf.strictUTF8
 	}
-	t, err := format.ReadWith(r, name, as, o)
-	return t, warnings, err
+	return o
 }
