@@ -85,12 +85,11 @@ func ohIsV1(raw []byte) bool {
 
 // ohV1Reader turns V1 events into messages and records.
 type ohV1Reader struct {
-	rs    *readState
-	t     compact.Transcript
-	pfx   string
-	open  string         // llm_response_id of the assistant message still open
-	ids   map[string]int // event id -> message index, for condensations
-	lines []int          // line (or 0) of each message, for warnings
+	rs   *readState
+	t    compact.Transcript
+	pfx  string
+	open string         // llm_response_id of the assistant message still open
+	ids  map[string]int // event id -> message index, for condensations
 }
 
 func ohV1Events(elems [][]byte, pfx string, rs *readState, line int) (compact.Transcript, error) {
