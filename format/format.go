@@ -125,7 +125,11 @@ func register(f Format) {
 			if err := checkRawJSON(&t); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
-			return w(out, dropOpaque(t, f.Name))
+			t = dropOpaque(t, f.Name)
+			if shape := writeShapes[f.Name]; shape != nil {
+				t = shape(t, f.Name)
+			}
+			return w(out, t)
 		}
 	}
 	registry = append(registry, f)

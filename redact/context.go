@@ -359,6 +359,11 @@ func identifierOfWords(v string, password bool) bool {
 		}
 		return true
 	})
+	if humps >= 6 && total < 4*humps {
+		// Many short humps (XVYvgUdcrXpOPqoQ...): case flipping at random,
+		// where a name's humps are words.
+		return false
+	}
 	if password && (humps == 1 && !dotted || digitTail(v) >= 2) {
 		// hunter2, harbor.granite50, summer_tiger18: words with a number
 		// after them are what people choose as passwords; identifiers
@@ -637,7 +642,7 @@ func classifyName(name string) (nameClass, string) {
 	}
 	// A trailing digit run stays with its word ("key1", "token2").
 	w = strings.TrimRight(w, "0123456789")
-	if w == "id" && p == "key" && len(words) > 2 && words[len(words)-3] == "private" {
+	if w == "id" && p == "key" && len(words) == 3 && words[0] == "private" {
 		// A service-account file's private_key_id: the id of the key,
 		// which the account's owner keeps with the key.
 		return nameSecret, "private-key-id"
