@@ -423,7 +423,9 @@ func assemble(snapshot, goal string, secs *[nSecs]fitted) compact.Handoff {
 				out = append(out, e.text)
 			}
 		}
-		if f.omitted > 0 && len(out) > 0 {
+		// The index says nothing of the names it leaves out: a count of
+		// them is no help to a reader.
+		if f.omitted > 0 && len(out) > 0 && s != secContext {
 			if s == secActions {
 				out = append([]string{"(" + strconv.Itoa(f.omitted) + " earlier actions not listed)"}, out...)
 			} else {

@@ -1486,13 +1486,13 @@ func (w *window) buildLastTurns(d *draft, n int) {
 		case askAt[i] != "" && askAt[i] == latest:
 			text = "user: (the ask under Task snapshot)"
 		case askAt[i] != "":
-			text = "user: " + clip(oneLine(askAt[i]), 400)
+			text = "user: " + clip(oneLine(askAt[i]), maxTurnChars)
 		case m.Role == compact.RoleAssistant:
 			t := strings.TrimSpace(textOf(m))
 			if t == "" {
 				continue
 			}
-			text = "assistant: " + clip(oneLine(t), 400)
+			text = "assistant: " + clip(oneLine(t), maxTurnChars)
 		default:
 			continue
 		}
@@ -1500,6 +1500,15 @@ func (w *window) buildLastTurns(d *draft, n int) {
 		d.secs[secLastTurns] = append(d.secs[secLastTurns], entry{text: text, rank: windowRank(0, i), order: windowPos(i)})
 	}
 }
+
+// Last dropped turns: how many of the window's final asks and agent
+// messages are shown, and how much of each. They restate what the kept
+// tail goes on with (measured: of all sections the fewest names a next
+// turn reaches for, per byte), so they are short.
+var (
+	defaultLastTurns = 1
+	maxTurnChars     = 240
+)
 
 // clip shortens s to at most n bytes, on a rune boundary, marking the cut.
 func clip(s string, n int) string {
