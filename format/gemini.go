@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -223,10 +224,10 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		members, _ := jsonscan.Members(raw)
 		switch {
 		case len(jsonscan.ValueOf(raw, members, gemSet)) > 0:
-			pending = append(pending, compact.Record{Type: gemSet, Raw: raw})
+			pending = append(pending, compact.Record{Type: gemSet, Raw: raw, State: true})
 			return nil
 		case len(t.Messages) == 0 && len(t.Records) == 0 && len(pending) == 0 && len(jsonscan.ValueOf(raw, members, "sessionId")) > 0:
-			t.Records = append(t.Records, compact.Record{Type: gemHeader, Raw: raw})
+			t.Records = append(t.Records, compact.Record{Type: gemHeader, Raw: raw, State: true})
 			return nil
 		}
 		m, typ, err := gemRecord(raw)
@@ -373,10 +374,17 @@ func gemResponse(resp jsonscan.Raw) (string, bool) {
 
 func writeGemini(w io.Writer, t compact.Transcript) error {
 	ts := gemNewest(&t)
-	if t.Format == string(GeminiCLI) && len(t.Records) > 0 && t.Records[0].Type == gemHeader {
-		// The JSON-lines layout, line for line.
+	if t.Format == string(GeminiCLI) && slices.ContainsFunc(t.Records, func(r compact.Record) bool { return r.Type == gemHeader }) {
+		// The JSON-lines layout, line for line, the header first wherever
+		// a compaction left it among the records.
 		ew := &stickyWriter{w: w}
-		for _, rec := range listLayout(&t, nil, func(m *compact.Message) [][]byte {
+		for _, r := range t.Records {
+			if r.Type == gemHeader {
+				ew.writeLine(r.Raw)
+			}
+		}
+		isHeader := func(r *compact.Record) bool { return r.Type == gemHeader }
+		for _, rec := range listLayout(&t, isHeader, func(m *compact.Message) [][]byte {
 			if !mustEncode(m, GeminiCLI) {
 				return sourceRecords(m)
 			}

@@ -91,6 +91,11 @@ type ohEvent struct {
 	Meta        *ohToolMeta  `json:"tool_call_metadata"`
 }
 
+// ohErrorPrefix opens the text of an observation an OpenHands tool reports
+// as failed without an error observation (the editor's "ERROR: Invalid
+// `path` parameter…").
+const ohErrorPrefix = "ERROR:"
+
 // ohFailed reports whether an observation says its action failed: an
 // error observation, or a command's non-zero exit code (extras.exit_code,
 // or extras.metadata.exit_code in newer events).
@@ -474,7 +479,8 @@ func (o *ohReader) call(e *ohEvent, raw []byte, idx int, id, name string, args j
 
 func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
 	text := ohText(e)
-	failed := ohFailed(e)
+	// The editor reports its own failures as text ("ERROR: …").
+	failed := ohFailed(e) || strings.HasPrefix(text, ohErrorPrefix)
 	if e.Meta != nil && e.Meta.ToolCallID != "" {
 		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{e.Meta.ToolCallID},
 			Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")
