@@ -14,7 +14,14 @@ const carriedBase = -(1 << 26)
 // carry folds an earlier handoff into the draft, section by section, so
 // the new handoff holds its items without nesting it. h is older than the
 // window and than any handoff carried before it.
-func (d *draft) carry(h compact.Handoff, depth int) {
+//
+// What the window resolved is resolved in what is carried: a Blocked item
+// whose call later worked is dropped, and an error that was "not resolved
+// in this part" says it was resolved later. An item that repeats one
+// already there in other words (see nearDuplicate) is not carried again,
+// so that folding a handoff into the next, many times over, does not pile
+// up restatements.
+func (d *draft) carry(h compact.Handoff, depth int, resolved func(item string) string) {
 	base := carriedBase * (depth + 1)
 	older := func(s sec, items []string, rankBoost int) {
 		for i, it := range items {
@@ -23,6 +30,20 @@ func (d *draft) carry(h compact.Handoff, depth int) {
 			}
 			d.secs[s] = append(d.secs[s], entry{text: it, rank: base + rankBoost + i, order: base + i})
 		}
+	}
+	var blocked, errs []string
+	for _, it := range h.Blocked {
+		if resolved(it) == "" {
+			blocked = append(blocked, it)
+		}
+	}
+	for _, it := range h.ErrorsAndFixes {
+		if rest, ok := strings.CutSuffix(it, unresolvedNote); ok {
+			if fix := resolved(it); fix != "" {
+				it = rest + "; later succeeded: " + fix
+			}
+		}
+		errs = append(errs, it)
 	}
 	// Asks: the old snapshot is an earlier ask, unless the window asked
 	// nothing, in which case it is still the task.
@@ -50,7 +71,7 @@ func (d *draft) carry(h compact.Handoff, depth int) {
 		older(secActive, h.ActiveState, 0)
 	}
 	if len(d.secs[secBlocked]) == 0 {
-		older(secBlocked, h.Blocked, 0)
+		older(secBlocked, blocked, 0)
 	}
 	// Decisions made earlier still stand: they rank with the window's
 	// middling ones rather than below all of them.
@@ -59,7 +80,7 @@ func (d *draft) carry(h compact.Handoff, depth int) {
 			d.secs[secDecisions] = append(d.secs[secDecisions], entry{text: it, rank: 5<<20 + base/(1<<6) + i, order: base + i})
 		}
 	}
-	older(secErrors, h.ErrorsAndFixes, 0)
+	older(secErrors, errs, 0)
 	for i, it := range h.RelevantFiles {
 		if !d.hasPath(pathOfItem(it)) {
 			d.secs[secFiles] = append(d.secs[secFiles], entry{text: it, rank: base + i, order: base + i})
@@ -76,13 +97,47 @@ func (d *draft) carry(h compact.Handoff, depth int) {
 	older(secLastTurns, h.LastDroppedTurns, -(1 << 20))
 }
 
+// has reports whether section s holds text, or an item saying the same in
+// other words.
 func (d *draft) has(s sec, text string) bool {
+	words := wordSet(text)
 	for _, e := range d.secs[s] {
-		if e.text == text {
+		if e.text == text || nearDuplicate(words, wordSet(e.text)) {
 			return true
 		}
 	}
 	return false
+}
+
+// nearDuplicate reports two items whose words mostly agree: at least
+// four in five of the words of the shorter are in the longer ("The bug is
+// in parseHeader." and "So the bug is in parseHeader, line 40."). Items
+// of fewer than four words must match exactly.
+func nearDuplicate(a, b map[string]bool) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) < 4 {
+		return false
+	}
+	shared := 0
+	for w := range a {
+		if b[w] {
+			shared++
+		}
+	}
+	return shared*5 >= len(a)*4
+}
+
+// wordSet returns the lower-cased words of s.
+func wordSet(s string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r >= 0x80)
+	}) {
+		set[w] = true
+	}
+	return set
 }
 
 func (d *draft) hasPath(p string) bool {

@@ -130,10 +130,10 @@ func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
 	// first, each older one below it, and the caller's (the oldest) last.
 	n := len(w.previous)
 	for k := n - 1; k >= 0; k-- {
-		d.carry(w.previous[k], n-1-k)
+		d.carry(w.previous[k], n-1-k, w.resolvedBy)
 	}
 	if extra != nil {
-		d.carry(*extra, n)
+		d.carry(*extra, n, w.resolvedBy)
 	}
 	for i, s := range w.foreign {
 		d.secs[secActions] = append(d.secs[secActions], entry{
@@ -143,6 +143,25 @@ func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
 		})
 	}
 	return d
+}
+
+// unresolvedNote ends an error no later call of the window fixed.
+const unresolvedNote = "; not resolved in this part"
+
+// resolvedBy returns the label of the last call of the window that
+// succeeded on what an item of an earlier handoff reports failing (the
+// item names the call's label), or "" when none did.
+func (w *window) resolvedBy(item string) string {
+	for i := len(w.calls) - 1; i >= 0; i-- {
+		c := w.calls[i]
+		if c.msg < 0 || c.res == nil || c.failed() || maxErrorScore(c.errors()) >= 3 {
+			continue
+		}
+		if l := w.label(c); l != "" && strings.Contains(item, l) {
+			return l
+		}
+	}
+	return ""
 }
 
 // buildAsks fills the task snapshot (the latest ask), earlier asks (newest
@@ -519,6 +538,12 @@ func numberedListing(s string) bool {
 // search reports whether the call searched (grep, rg, find, a Grep or
 // Glob tool): its output lists hits.
 func (c *call) search() bool {
+	if c.kind == compact.ToolSearch {
+		return true
+	}
+	if c.kind != "" && c.kind != compact.ToolShell {
+		return false
+	}
 	if !c.exec {
 		l := strings.ToLower(c.name)
 		return strings.Contains(l, "grep") || strings.Contains(l, "glob") || strings.Contains(l, "search") || strings.Contains(l, "find")
@@ -539,6 +564,15 @@ func (c *call) search() bool {
 // listing reports whether the call's output is file contents or a search
 // listing, which name errors without being errors.
 func (c *call) listing() bool {
+	switch c.kind {
+	case compact.ToolRead, compact.ToolSearch, compact.ToolList:
+		return true
+	case "", compact.ToolShell:
+		// A command's output is data or news by what the command runs
+		// (cat, git diff, ls), whatever the agent: read below.
+	default:
+		return false
+	}
 	if !c.exec {
 		for _, f := range c.files {
 			if f.op == opRead {
@@ -682,7 +716,7 @@ func (w *window) buildErrors(d *draft) {
 			// current one, this one is history.
 			b.WriteString("; a later run failed otherwise")
 		default:
-			b.WriteString("; not resolved in this part")
+			b.WriteString(unresolvedNote)
 			rank += 1 << 20
 		}
 		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: rank, order: at})

@@ -1,9 +1,11 @@
 package fallback
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
 )
 
 // eventKind says what happened at one point of the window's timeline.
@@ -116,7 +118,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			if p.Type != compact.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name}
+			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind, tagTarget: p.ToolCall.Target}
 			c.args, c.argRaw = decodeArgs(p.ToolCall.Arguments)
 			maskValues(c.args, mask)
 			if c.argRaw != "" {
@@ -182,7 +184,10 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 	}
 	for _, c := range w.calls {
 		if c.res != nil {
-			c.res.text, c.res.exit, c.res.hasExit = unwrapResult(c.res.text)
+			c.res.text, c.res.exit, c.res.hasExit = format.UnwrapOutput(c.res.text)
+			if !c.res.hasExit {
+				c.res.exit, c.res.hasExit = trailingStatus(c.res.text)
+			}
 		}
 		if c.msg >= 0 {
 			c.describe()
@@ -197,6 +202,30 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 // maxAckBytes bounds the outputs that can be acknowledgements: a long
 // output repeated is a listing shown twice, not a formula.
 const maxAckBytes = 400
+
+// statusNotes are the words a program or a shell ends its output with to
+// report its exit status, whatever the agent: "exit status 2" (Go, sh),
+// "exited with code 1" (process runners), "exit code: 3" (CI steps).
+var statusNotes = []string{"exit status ", "exited with code ", "exit code: ", "exit code "}
+
+// trailingStatus reads the exit status a command's last output line
+// reports (see statusNotes).
+func trailingStatus(text string) (int, bool) {
+	t := strings.TrimRight(text, " \n\r\t.]")
+	last := t[strings.LastIndexByte(t, '\n')+1:]
+	if len(last) > 80 {
+		return 0, false
+	}
+	lower := strings.ToLower(last)
+	for _, note := range statusNotes {
+		if k := strings.LastIndex(lower, note); k >= 0 {
+			if n, err := strconv.Atoi(strings.TrimSpace(last[k+len(note):])); err == nil {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
 
 // showsData reports a call whose output is data (a file read, a search, a
 // listing, a program's output), which can repeat without being an

@@ -147,6 +147,21 @@ func jsonDocError(data []byte) error {
 	return docErr
 }
 
+// shownURL is a store's or an API's URL as printed and stored: its
+// password masked (issue 17, leak 5).
+func shownURL(spec string) string { return redact.MaskURLs(spec) }
+
+// shownCommand is a command line as reported: URL passwords masked, and
+// whatever the built-in rules find in its flags (a --focus that quotes a
+// secret).
+func shownCommand(name string, args []string) string {
+	line := redact.MaskURLs(name + " " + shellJoin(args))
+	if r, err := redact.New(redact.Config{}); err == nil {
+		line = r.String(line)
+	}
+	return line
+}
+
 // redactFinding is one line of --report --json.
 type redactFinding struct {
 	File   string `json:"file"`
