@@ -74,8 +74,11 @@ func sniffGemini(head []byte) int {
 	if !has("messages") {
 		// The JSON-lines layout: a header line, then messages and updates.
 		recs := headRecords(head, 8)
-		if len(recs) < 2 || !jsonscan.HasKeys(recs[0], "sessionId", "projectHash") || len(jsonscan.Lookup(recs[0], "messages")) > 0 {
+		if len(recs) == 0 || !jsonscan.HasKeys(recs[0], "sessionId", "projectHash") || len(jsonscan.Lookup(recs[0], "messages")) > 0 {
 			return 0
+		}
+		if len(recs) == 1 && jsonscan.HasKeys(recs[0], "startTime") {
+			return 90 // a session just started: its header alone
 		}
 		for _, r := range recs[1:] {
 			switch jsonscan.LookupString(r, "type") {
@@ -266,6 +269,10 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		return compact.Transcript{}, err
 	}
 	flush()
+	if len(t.Messages) == 0 && len(t.Records) > 0 && t.Records[0].Type == gemHeader {
+		return t, &Error{File: rs.name, Format: GeminiCLI, Offset: -1, Err: ErrNoMessages,
+			Msg: fmt.Sprintf("no messages yet: the session's header and %d other records", len(t.Records)-1)}
+	}
 	for i := range t.Messages {
 		// Versions were merged after the first stamp: stamp again.
 		m := &t.Messages[i]
@@ -402,7 +409,13 @@ func writeGemini(w io.Writer, t compact.Transcript) error {
 	})
 	env := t.Envelope
 	if t.Format != string(GeminiCLI) || len(jsonscan.Lookup(env, "messages")) == 0 {
-		env = []byte(`{"messages":[]}`)
+		// The session fields Gemini CLI writes (and detection keys on): an
+		// id derived from the conversation, so the same input gives the
+		// same bytes.
+		var o jsonObject
+		o.add("sessionId", ccUUID("gemini-session", t.Hash(), ts)).add("projectHash", "").
+			add("startTime", ts).add("lastUpdated", ts).add("messages", json.RawMessage("[]"))
+		env = o.bytes()
 	}
 	return fillList(w, env, "messages", elems)
 }

@@ -620,7 +620,9 @@ func TestWriteUnknownFormat(t *testing.T) {
 // so (an error flag or an error response).
 func TestConvertToEveryWriterKeepsPairs(t *testing.T) {
 	carriesErrors := map[Name]bool{Anthropic: true, ClaudeCode: true, GeminiCLI: true, OpenHands: true}
-	for _, file := range testdataFiles(t) {
+	// The samples the repository ships: long agent sessions with records.
+	sessions, _ := filepath.Glob(filepath.Join("..", "testdata", "sessions", "*.json*"))
+	for _, file := range append(testdataFiles(t), sessions...) {
 		in := readFile(t, file)
 		for _, f := range Formats() {
 			if f.Write == nil {
@@ -628,7 +630,19 @@ func TestConvertToEveryWriterKeepsPairs(t *testing.T) {
 			}
 			t.Run(filepath.Base(file)+"->"+string(f.Name), func(t *testing.T) {
 				out := writeTo(t, in, f.Name)
-				back := readAs(t, out, f.Name)
+				// Detected as the format written, with nothing left unread.
+				var unread []Warning
+				back, err := ReadWith(bytes.NewReader(out), "out", "", ReadOptions{Warn: func(w Warning) {
+					if w.Kind == WarnUnread {
+						unread = append(unread, w)
+					}
+				}})
+				if err != nil || Name(back.Format) != family2(f.Name, back.Format) {
+					t.Fatalf("read back as %s, %v\n%s", back.Format, err, out)
+				}
+				if len(unread) > 0 {
+					t.Errorf("read back with unread records: %v", unread)
+				}
 				if g, w := orphanKinds(back), orphanKinds(in); g != w {
 					t.Fatalf("orphans %s, want %s\n%s", g, w, out)
 				}
@@ -654,6 +668,15 @@ func TestConvertToEveryWriterKeepsPairs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// family2 is the name a file written as to reads back as: OpenAI Chat
+// JSON and JSONL are one family.
+func family2(to Name, got string) Name {
+	if family(string(to)) == family(got) {
+		return Name(got)
+	}
+	return to
 }
 
 // failedResults counts the results marked failed: by content (IsError) or

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/compactkit/compact/internal/keyword"
 )
@@ -320,7 +321,35 @@ func leftBoundary(t string, i int) bool {
 		return true
 	}
 	c := t[i-1]
-	return (c == 'n' || c == 'r' || c == 't') && escapedAt(t, i-1)
+	if (c == 'n' || c == 'r' || c == 't') && escapedAt(t, i-1) {
+		return true
+	}
+	// \u201c, \u00a0: an escaped character (JSON inside a JSON string,
+	// which the decoded view shows one level decoded) that is no letter or
+	// digit.
+	if i >= 6 && t[i-6] == '\\' && t[i-5] == 'u' && !escapedAt(t, i-6) {
+		if r, ok := hexRune(t[i-4 : i]); ok && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hexRune reads four hex digits.
+func hexRune(h string) (rune, bool) {
+	var r rune
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c|0x20 >= 'a' && c|0x20 <= 'f':
+			r = r<<4 | rune(c|0x20-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, len(h) == 4
 }
 
 // rightBoundary reports whether a token may end at t[i].

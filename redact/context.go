@@ -113,7 +113,7 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	// name inside a value counts does not depend on the value's length
 	// (which masking changes: Redact must be idempotent).
 	sc.skipTo(sc.curRule, max(sc.skipFrom(sc.curRule), ve))
-	quoted := vs > 0 && (isQuote(t[vs-1]) || t[vs-1] >= 0x80 && typographicOpen(t, vs))
+	quoted := vs > 0 && (isQuote(t[vs-1]) || (t[vs-1] >= 0x80 || isHex(t[vs-1])) && typographicOpen(t, vs))
 	vs, ve = stripScheme(t, vs, ve, class)
 	if !quoted {
 		// An unquoted value ends at a blank: "password=hunter2 # old",
@@ -1038,7 +1038,9 @@ func tagAt(t string, j int) bool {
 
 // typographicQuotes pair the opening and closing quotation marks a
 // formatter or a person writes around a value in prose: “…”, «…», ‘…’.
-var typographicQuotes = [][2]string{{"“", "”"}, {"«", "»"}, {"‘", "’"}, {"„", "“"}}
+var typographicQuotes = [][2]string{{"“", "”"}, {"«", "»"}, {"‘", "’"}, {"„", "“"},
+	// As JSON escapes them, inside a JSON string inside another.
+	{`\u201c`, `\u201d`}, {`\u00ab`, `\u00bb`}, {`\u2018`, `\u2019`}, {`\u201C`, `\u201D`}, {`\u00AB`, `\u00BB`}}
 
 // typographicOpen reports a typographic opening quote just before t[vs].
 func typographicOpen(t string, vs int) bool {
@@ -1053,7 +1055,7 @@ func typographicOpen(t string, vs int) bool {
 // typographicValue reads a value between typographic quotes at t[i:], on
 // one line.
 func typographicValue(t string, i int) (int, int, bool) {
-	if i >= len(t) || t[i] < 0x80 {
+	if i >= len(t) || t[i] < 0x80 && t[i] != '\\' {
 		return 0, 0, false
 	}
 	for _, q := range typographicQuotes {
