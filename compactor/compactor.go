@@ -213,13 +213,19 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	digests := keptDigests(r.t.Messages, p)
 	t0 := c.cfg.Now()
 	window := r.t.Messages[p.HeadEnd:p.TailStart]
-	red, found := c.redactor.Transcript(compact.Transcript{Messages: window})
+	// Masked, not Transcript: the window is only read, so the messages
+	// without a secret are shared rather than copied (a second copy of
+	// every message of a long session).
+	red, found := c.redactor.Masked(compact.Transcript{Messages: window})
 	r.secrets = secretValues(window, found)
 	// Pruning shapes only what a Summarizer is sent; the deterministic
 	// handoff reads the real window, so that it reports what happened.
+	// Without a Summarizer nothing is pruned (nor held in memory).
 	in := summaryInput{window: red.Messages, latestAsk: r.latestAsk()}
 	var st pruneStats
-	in.pruned, st = c.cfg.Prune.prune(red.Messages, c.counter.Text)
+	if c.primary != nil {
+		in.pruned, st = c.cfg.Prune.prune(red.Messages, c.counter.Text)
+	}
 	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
 
 	sum, err := r.summarize(ctx, &in)

@@ -28,7 +28,7 @@ func Complete(h compact.Handoff, window []compact.Message, cfg Config) (compact.
 		}
 	}
 	if !cfg.Redacted {
-		red, _ := r.Transcript(compact.Transcript{Messages: withoutSources(window)})
+		red, _ := r.Masked(compact.Transcript{Messages: withoutSources(window)})
 		window = red.Messages
 	}
 	room := lim.max - lim.count(h.Render())

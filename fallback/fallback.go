@@ -155,7 +155,7 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 		}
 	}
 	if !cfg.Redacted {
-		red, _ := r.Transcript(compact.Transcript{Messages: withoutSources(window)})
+		red, _ := r.Masked(compact.Transcript{Messages: withoutSources(window)})
 		window = red.Messages
 	}
 	return extract(window, r.String, cfg, lim)
