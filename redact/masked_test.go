@@ -12,14 +12,16 @@ import (
 	"github.com/compactkit/compact/redact"
 )
 
-// TestMaskedMatchesTranscript: Masked gives what Transcript gives (same
-// transcript, same findings) over the sample sessions in every format,
-// leaves its input as it was, and shares every message it did not mask.
-func TestMaskedMatchesTranscript(t *testing.T) {
+// TestMaskMessagesMatchesTranscript: MaskMessages leaves in its slice the
+// messages Transcript gives, with the same findings, over the sample
+// sessions in every format; it writes nothing the slice shares with the
+// transcript it came from, and shares every message it did not mask.
+func TestMaskMessagesMatchesTranscript(t *testing.T) {
 	r, err := redact.New(redact.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	masked := 0
 	for _, seed := range []uint64{1, 2, 3} {
 		for _, f := range sample.Files(seed) {
 			tr, err := format.Read(bytes.NewReader(f.Data), f.Name, "")
@@ -27,56 +29,59 @@ func TestMaskedMatchesTranscript(t *testing.T) {
 				t.Fatal(err)
 			}
 			before, _ := json.Marshal(tr)
-			want, wantFound := r.Transcript(tr)
-			got, gotFound := r.Masked(tr)
+			want, wantFound := r.Transcript(compact.Transcript{Messages: tr.Messages})
+			got := append([]compact.Message(nil), tr.Messages...)
+			gotFound := r.MaskMessages(got)
 			if after, _ := json.Marshal(tr); !bytes.Equal(before, after) {
-				t.Fatalf("seed %d %s: Masked modified its input", seed, f.Name)
+				t.Fatalf("seed %d %s: MaskMessages wrote into the messages it was given", seed, f.Name)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("seed %d %s: Masked and Transcript differ", seed, f.Name)
+			if !reflect.DeepEqual(got, want.Messages) {
+				t.Errorf("seed %d %s: MaskMessages and Transcript differ", seed, f.Name)
 			}
 			if !reflect.DeepEqual(gotFound, wantFound) {
-				t.Errorf("seed %d %s: findings differ:\nMasked     %v\nTranscript %v", seed, f.Name, gotFound, wantFound)
+				t.Errorf("seed %d %s: findings differ:\nMaskMessages %v\nTranscript   %v", seed, f.Name, gotFound, wantFound)
 			}
-			masked := map[int]bool{}
+			hit := map[int]bool{}
 			for _, fd := range gotFound {
-				masked[fd.Message] = true
+				hit[fd.Message] = true
 			}
-			if len(gotFound) == 0 && len(tr.Messages) > 0 && &got.Messages[0] != &tr.Messages[0] {
-				t.Errorf("seed %d %s: nothing masked, yet the message list was copied", seed, f.Name)
-			}
+			masked += len(hit)
 			for i := range tr.Messages {
-				if masked[i] || len(tr.Messages[i].Parts) == 0 {
+				if hit[i] || len(tr.Messages[i].Parts) == 0 {
 					continue
 				}
-				if &got.Messages[i].Parts[0] != &tr.Messages[i].Parts[0] {
+				if &got[i].Parts[0] != &tr.Messages[i].Parts[0] {
 					t.Errorf("seed %d %s: message %d has no secret, yet its parts were copied", seed, f.Name, i)
 				}
 			}
 		}
 	}
+	if masked == 0 {
+		t.Fatal("no sample message held a secret: the test shows nothing")
+	}
 }
 
-// TestMaskedCopiesWhatItMasks: a masked message is a copy; the input
-// keeps its secret and the output does not.
-func TestMaskedCopiesWhatItMasks(t *testing.T) {
+// TestMaskMessagesCopiesWhatItMasks: a masked message is a copy; the
+// message it replaced keeps its text, the slice holds the mask.
+func TestMaskMessagesCopiesWhatItMasks(t *testing.T) {
 	r, _ := redact.New(redact.Config{})
 	secret := "ghp_" + "cvbPCbk5Z4VrZQN1n2YBsOkccFy39I3r0il2"
-	in := compact.Transcript{Messages: []compact.Message{
+	orig := []compact.Message{
 		{Role: compact.RoleUser, Parts: []compact.Part{{Type: compact.PartText, Text: "hello"}}},
 		{Role: compact.RoleUser, Parts: []compact.Part{{Type: compact.PartText, Text: "token " + secret}}},
-	}}
-	out, found := r.Masked(in)
+	}
+	msgs := append([]compact.Message(nil), orig...)
+	found := r.MaskMessages(msgs)
 	if len(found) != 1 || found[0].Message != 1 {
 		t.Fatalf("findings %v, want one in message 1", found)
 	}
-	if in.Messages[1].Parts[0].Text != "token "+secret {
-		t.Errorf("input changed: %q", in.Messages[1].Parts[0].Text)
+	if orig[1].Parts[0].Text != "token "+secret {
+		t.Errorf("the original message changed: %q", orig[1].Parts[0].Text)
 	}
-	if out.Messages[1].Parts[0].Text == in.Messages[1].Parts[0].Text {
-		t.Errorf("output still holds the secret: %q", out.Messages[1].Parts[0].Text)
+	if msgs[1].Parts[0].Text == orig[1].Parts[0].Text {
+		t.Errorf("the slice still holds the secret: %q", msgs[1].Parts[0].Text)
 	}
-	if &out.Messages[0].Parts[0] != &in.Messages[0].Parts[0] {
+	if &msgs[0].Parts[0] != &orig[0].Parts[0] {
 		t.Error("message 0 has no secret, yet it was copied")
 	}
 }

@@ -7,27 +7,15 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// Masked is Transcript without the copy: messages, parts, records and tools
-// in which nothing was masked are shared with t, and t's slices themselves
-// are returned when nothing in them changed. t is not modified; the result
-// must be treated as read-only, as t's bytes are. A compaction redacts a
-// window it only reads this way, with no second copy of every message.
-func (r *Redactor) Masked(t compact.Transcript) (compact.Transcript, []Finding) {
+// MaskMessages masks the secrets of msgs in place, as Transcript masks a
+// transcript's messages, without copying the others: each message holding
+// a secret is replaced in msgs by a masked copy, and the parts, tool calls
+// and records it shared with other slices are never written. Messages
+// without a secret stay as they are. A compaction masks the window it only
+// reads this way, in a slice of its own, with no copy of every message.
+func (r *Redactor) MaskMessages(msgs []compact.Message) []Finding {
 	sc := r.NewScope()
-	sc.m.reserveTranscript(t)
-	return r.mask(t, sc.m, true)
-}
-
-func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcript, []Finding) {
-	return r.mask(t, mk, false)
-}
-
-// mask masks t's strings; with share, only what changed is copied.
-func (r *Redactor) mask(t compact.Transcript, mk *masker, share bool) (compact.Transcript, []Finding) {
-	c := t
-	if !share {
-		c = t.Clone()
-	}
+	sc.m.reserveTranscript(compact.Transcript{Messages: msgs})
 	var all []Finding
 	note := func(found []Finding, msg, part int, field string) {
 		for _, f := range found {
@@ -35,51 +23,48 @@ func (r *Redactor) mask(t compact.Transcript, mk *masker, share bool) (compact.T
 			all = append(all, f)
 		}
 	}
-	// own reports whether c's slices are copies yet (always, without share).
-	own := [3]bool{!share, !share, !share}
-	for i := range t.Messages {
-		m, changed := r.maskMessage(c.Messages[i], i, mk, share, note)
-		if !changed {
-			continue
+	for i := range msgs {
+		if m, changed := r.maskMessage(msgs[i], i, sc.m, true, note); changed {
+			msgs[i] = m
 		}
-		if !own[0] {
-			c.Messages, own[0] = append([]compact.Message(nil), t.Messages...), true
-		}
-		c.Messages[i] = m
 	}
-	for i := range t.Records {
+	return all
+}
+
+func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcript, []Finding) {
+	c := t.Clone()
+	var all []Finding
+	note := func(found []Finding, msg, part int, field string) {
+		for _, f := range found {
+			f.Message, f.Part, f.Field = msg, part, field
+			all = append(all, f)
+		}
+	}
+	for i := range c.Messages {
+		c.Messages[i], _ = r.maskMessage(c.Messages[i], i, mk, false, note)
+	}
+	for i := range c.Records {
 		masked, found := r.redactRaw(c.Records[i].Raw, mk)
-		note(found, c.Records[i].At, i, "record")
-		if len(found) == 0 {
-			continue
-		}
-		if !own[1] {
-			c.Records, own[1] = append([]compact.Record(nil), t.Records...), true
-		}
 		c.Records[i].Raw = masked
+		note(found, c.Records[i].At, i, "record")
 	}
 	if len(c.Envelope) > 0 {
 		var found []Finding
 		c.Envelope, found = r.redactRaw(c.Envelope, mk)
 		note(found, 0, 0, "envelope")
 	}
-	for i := range t.Tools {
-		desc, found := r.redactDoc(c.Tools[i].Description, mk)
+	for i := range c.Tools {
+		var found []Finding
+		c.Tools[i].Description, found = r.redactDoc(c.Tools[i].Description, mk)
 		note(found, 0, i, "tool")
-		if desc == c.Tools[i].Description {
-			continue
-		}
-		if !own[2] {
-			c.Tools, own[2] = append([]compact.ToolDef(nil), t.Tools...), true
-		}
-		c.Tools[i].Description = desc
 	}
 	return c, all
 }
 
 // maskMessage masks m's texts, tool-call arguments, image URLs and source
-// records. Unless m is a copy already (share is false), it is cloned
-// before its first change; changed reports whether anything was masked.
+// records. With share, m's parts and records are shared with others: it
+// is cloned before its first change. changed reports whether anything was
+// masked.
 func (r *Redactor) maskMessage(m compact.Message, i int, mk *masker, share bool, note func([]Finding, int, int, string)) (compact.Message, bool) {
 	changed, cloned := false, !share
 	edit := func() *compact.Message {
@@ -142,7 +127,7 @@ func (r *Redactor) maskMessage(m compact.Message, i int, mk *masker, share bool,
 		}
 		edit().Source.Records = recs
 	}
-	return m, changed || !share
+	return m, changed
 }
 
 func partField(t compact.PartType) string {
