@@ -567,8 +567,12 @@ func (r *recorder) repanic() {
 	}
 }
 
+// WriteHeader records the first final status: an informational answer
+// passed on before it (100 Continue to a client that sent "Expect:
+// 100-continue", 103 Early Hints) is not the request's status. 101
+// Switching Protocols is final.
 func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
+	if r.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		r.status = code
 	}
 	r.ResponseWriter.WriteHeader(code)
