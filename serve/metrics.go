@@ -23,6 +23,8 @@ type metrics struct {
 	overflowRetries atomic.Uint64
 	upstreamErrors  atomic.Uint64
 	tooLarge        atomic.Uint64
+	bodyTimeouts    atomic.Uint64
+	busy            atomic.Uint64
 	unauthorized    atomic.Uint64
 	tokensBefore    atomic.Uint64
 	tokensAfter     atomic.Uint64
@@ -78,7 +80,7 @@ func (m *metrics) stability() float64 {
 }
 
 // write writes every series in the text exposition format.
-func (m *metrics) write(w io.Writer, sessions int) error {
+func (m *metrics) write(w io.Writer, sessions int, bodyBytes int64) error {
 	var b strings.Builder
 	head := func(name, typ, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
@@ -113,6 +115,8 @@ func (m *metrics) write(w io.Writer, sessions int) error {
 	counter("compact_serve_overflow_retries_total", "Requests retried with a forced compaction after the upstream said the prompt was too long.", m.overflowRetries.Load())
 	counter("compact_serve_upstream_errors_total", "Requests the upstream could not be reached for.", m.upstreamErrors.Load())
 	counter("compact_serve_body_too_large_total", "Requests refused for a body over the limit.", m.tooLarge.Load())
+	counter("compact_serve_body_timeouts_total", "Requests refused for a request body that stalled or took too long (408).", m.bodyTimeouts.Load())
+	counter("compact_serve_busy_total", "Requests refused because the body bytes held in memory by all requests were at their limit (503).", m.busy.Load())
 	counter("compact_serve_unauthorized_total", "Requests refused for a missing or wrong auth token.", m.unauthorized.Load())
 	counter("compact_serve_tokens_before_total", "Prompt tokens of compactable requests as clients sent them.", m.tokensBefore.Load())
 	counter("compact_serve_tokens_after_total", "Prompt tokens of compactable requests as forwarded.", m.tokensAfter.Load())
@@ -122,6 +126,8 @@ func (m *metrics) write(w io.Writer, sessions int) error {
 	fmt.Fprintf(&b, "compact_serve_prefix_stability %g\n", m.stability())
 	head("compact_serve_in_flight", "gauge", "Requests being served.")
 	fmt.Fprintf(&b, "compact_serve_in_flight %d\n", m.inFlight.Load())
+	head("compact_serve_body_bytes_in_flight", "gauge", "Request body bytes held in memory by the requests being served.")
+	fmt.Fprintf(&b, "compact_serve_body_bytes_in_flight %d\n", bodyBytes)
 	head("compact_serve_sessions", "gauge", "Conversations held in memory.")
 	fmt.Fprintf(&b, "compact_serve_sessions %d\n", sessions)
 

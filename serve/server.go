@@ -77,6 +77,15 @@ type Config struct {
 	AuthToken string
 	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxBodyBytesInFlight bounds the request body bytes held in memory
+	// by all requests at once (default 8 × MaxBodyBytes); a request that
+	// would pass it is answered 503.
+	MaxBodyBytesInFlight int64
+	// BodyIdleTimeout fails a request whose body brings no byte for this
+	// long (default DefaultBodyIdleTimeout), and BodyTimeout one whose
+	// body takes longer than this in all (default DefaultBodyTimeout):
+	// the client is answered 408 and its connection closed.
+	BodyIdleTimeout, BodyTimeout time.Duration
 	// MaxSessions bounds the conversations held in memory (default
 	// DefaultMaxSessions).
 	MaxSessions int
@@ -103,6 +112,8 @@ type Server struct {
 	// counts caches the tokens of list elements, for the bound that
 	// lets most requests through unread.
 	counts *countCache
+	// bodies bounds the request body bytes held at once.
+	bodies *byteBudget
 }
 
 // New returns a Server configured by cfg.
@@ -114,6 +125,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.cfg.MaxBodyBytes <= 0 {
 		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if s.cfg.MaxBodyBytesInFlight <= 0 {
+		s.cfg.MaxBodyBytesInFlight = 8 * s.cfg.MaxBodyBytes
+	}
+	s.bodies = &byteBudget{max: s.cfg.MaxBodyBytesInFlight}
+	if s.cfg.BodyIdleTimeout <= 0 {
+		s.cfg.BodyIdleTimeout = DefaultBodyIdleTimeout
+	}
+	if s.cfg.BodyTimeout <= 0 {
+		s.cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	if s.cfg.MaxSessions <= 0 {
 		s.cfg.MaxSessions = DefaultMaxSessions
@@ -292,7 +313,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == "/metrics" && r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		s.metrics.write(w, s.sessions.len())
+		s.metrics.write(w, s.sessions.len(), s.bodies.used.Load())
 		return
 	}
 	s.metrics.inFlight.Add(1)
@@ -365,7 +386,9 @@ func (x *exchange) force(ctx context.Context) ([]byte, bool) {
 
 func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api) {
 	start := time.Now()
-	body, err := s.readBody(w, r)
+	buf := &bodyBuffer{budget: s.bodies}
+	defer buf.release()
+	body, err := s.readBody(w, r, buf)
 	if err != nil {
 		s.bodyError(w, r, a, err, start)
 		return
@@ -436,12 +459,20 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, warning str
 		s.bodyError(w, r, nil, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes}, start)
 		return
 	}
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	}
 	rw := &recorder{ResponseWriter: w}
+	if r.Body != nil && r.Body != http.NoBody {
+		rw.body = newDeadlineBody(w, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), s.cfg.BodyIdleTimeout, s.cfg.BodyTimeout)
+		r.Body = rw.body
+	}
 	defer rw.repanic()
 	s.forward(rw, r)
+	if rw.body != nil {
+		rw.body.done()
+	}
+	if rw.bodyErr != nil {
+		s.bodyLogged(r, nil, rw.code(), rw.bodyErr, start)
+		return
+	}
 	s.metrics.request("passthrough", methodNone, rw.code())
 	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", "passthrough"),
 		slog.Int("status", rw.code()), slog.Float64("duration_ms", ms(time.Since(start))), slog.Int64("bytes_out", rw.n)}
@@ -472,32 +503,61 @@ func (s *Server) forward(rw *recorder, r *http.Request) {
 	s.proxy.ServeHTTP(rw, r)
 }
 
-// readBody reads a request body up to the limit, in one allocation when
-// the client said how long it is.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// readBody reads a request body up to the limit, with the body deadlines,
+// into buf's share of the budget.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bodyBuffer) ([]byte, error) {
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		return nil, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes}
 	}
-	rd := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	if r.ContentLength > 0 {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return nil, err
-		}
-		return buf, nil
+	rd := newDeadlineBody(w, r.Body, s.cfg.BodyIdleTimeout, s.cfg.BodyTimeout)
+	body, err := buf.readAll(rd, r.ContentLength, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return nil, err
 	}
-	return io.ReadAll(rd)
+	rd.done()
+	return body, nil
 }
 
-func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, a *api, err error, start time.Time) {
-	status, typ, msg := http.StatusBadRequest, "invalid_request_error", "compact serve: reading the request body: "+err.Error()
+// bodyStatus maps an error reading a request body to the answer's status,
+// error type and message.
+func bodyStatus(err error) (int, string, string) {
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		s.metrics.tooLarge.Add(1)
-		status, typ = http.StatusRequestEntityTooLarge, "request_too_large"
-		msg = fmt.Sprintf("compact serve: request body over the %d-byte limit (--max-body)", tooLarge.Limit)
+	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("compact serve: request body over the %d-byte limit (--max-body)", tooLarge.Limit)
+	case errors.Is(err, ErrBodyTimeout):
+		return http.StatusRequestTimeout, "request_timeout", "compact serve: reading the request body: " + err.Error()
+	case errors.Is(err, errBusy):
+		return http.StatusServiceUnavailable, "overloaded_error", "compact serve: " + err.Error() + "; retry shortly"
+	}
+	return http.StatusBadRequest, "invalid_request_error", "compact serve: reading the request body: " + err.Error()
+}
+
+// bodyError answers a request whose body could not be read.
+func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, a *api, err error, start time.Time) {
+	status, typ, msg := bodyStatus(err)
+	switch status {
+	case http.StatusRequestTimeout:
+		w.Header().Set("Connection", "close")
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
 	}
 	writeError(w, status, typ, msg)
+	s.bodyLogged(r, a, status, err, start)
+}
+
+// bodyLogged counts and logs a request refused for its body.
+func (s *Server) bodyLogged(r *http.Request, a *api, status int, err error, start time.Time) {
+	_, _, msg := bodyStatus(err)
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		s.metrics.tooLarge.Add(1)
+	case http.StatusRequestTimeout:
+		s.metrics.bodyTimeouts.Add(1)
+	case http.StatusServiceUnavailable:
+		s.metrics.busy.Add(1)
+	}
 	name := "passthrough"
 	if a != nil {
 		name = a.name
@@ -520,6 +580,18 @@ func (s *Server) rewriteRequest(pr *httputil.ProxyRequest) {
 
 // upstreamError answers a request whose upstream could not be reached.
 func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if rw, ok := w.(*recorder); ok && rw.body != nil && rw.body.failure() != nil {
+		// The client's body failed, not the upstream (a failed read of the
+		// connection also cancels the request's context): answer as the
+		// compacting paths do.
+		rw.bodyErr = rw.body.failure()
+		status, typ, msg := bodyStatus(rw.bodyErr)
+		if status == http.StatusRequestTimeout {
+			w.Header().Set("Connection", "close")
+		}
+		writeError(w, status, typ, msg)
+		return
+	}
 	if errors.Is(err, context.Canceled) {
 		w.WriteHeader(499) // the client went away; nobody reads this
 		return
@@ -557,6 +629,10 @@ type recorder struct {
 	status  int
 	n       int64
 	aborted bool
+	// body is a pass-through request's body, and bodyErr its failure
+	// when that failed the request.
+	body    *deadlineBody
+	bodyErr error
 }
 
 // repanic aborts the response, as the ReverseProxy meant to, when it was
