@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,4 +200,32 @@ func (b *bodyBuffer) readAll(r io.Reader, want, limit int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// gzipped reports whether a Content-Encoding is gzip, which the compacting
+// paths decode; other encodings are passed through as they are.
+func gzipped(encoding string) bool {
+	e := strings.ToLower(strings.TrimSpace(encoding))
+	return e == "gzip" || e == "x-gzip"
+}
+
+// errBadGzip marks a body that says it is gzip and is not.
+var errBadGzip = errors.New("the body is not valid gzip")
+
+// gunzip decodes a gzip body into buf's share of the budget, bounded by
+// limit on the decoded size (a small body may decode to a very large one).
+func (b *bodyBuffer) gunzip(wire []byte, limit int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(wire))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadGzip, err)
+	}
+	out, err := b.readAll(zr, 0, limit)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge), errors.Is(err, errBusy):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", errBadGzip, err)
+	}
+	return out, nil
 }

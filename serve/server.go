@@ -72,6 +72,10 @@ type Config struct {
 	// keeps them in memory only. The proxy writes each compaction to it
 	// (the compacted transcript, redacted, and its record).
 	Store checkpoint.Store
+	// StoreTimeout bounds each store operation on a request's path
+	// (default DefaultStoreTimeout); after a failure the store is skipped
+	// for a while.
+	StoreTimeout time.Duration
 	// AuthToken, when set, is required of every request but /healthz, in
 	// AuthHeader or Proxy-Authorization.
 	AuthToken string
@@ -114,6 +118,8 @@ type Server struct {
 	counts *countCache
 	// bodies bounds the request body bytes held at once.
 	bodies *byteBudget
+	// guard skips the store for a while after it failed.
+	guard storeGuard
 }
 
 // New returns a Server configured by cfg.
@@ -138,6 +144,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.cfg.MaxSessions <= 0 {
 		s.cfg.MaxSessions = DefaultMaxSessions
+	}
+	if s.cfg.StoreTimeout <= 0 {
+		s.cfg.StoreTimeout = DefaultStoreTimeout
 	}
 	s.sessions = newSessions(s.cfg.MaxSessions)
 	s.log = cfg.Logger
@@ -320,7 +329,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.metrics.inFlight.Add(-1)
 	a := apiFor(r)
 	switch {
-	case a != nil && r.Method == http.MethodPost && r.Header.Get("Content-Encoding") == "":
+	case a != nil && r.Method == http.MethodPost && (r.Header.Get("Content-Encoding") == "" || gzipped(r.Header.Get("Content-Encoding"))):
 		s.serveCompacting(w, r, a)
 	case a != nil && r.Method == http.MethodPost:
 		s.metrics.warnings.Add(1)
@@ -351,6 +360,9 @@ type exchange struct {
 	api      *api
 	header   http.Header
 	original []byte
+	// encoded is true when the client's body came gzip-encoded: a body
+	// the proxy rewrote goes upstream decoded.
+	encoded bool
 
 	mu      sync.Mutex
 	out     outcome
@@ -373,10 +385,21 @@ func (x *exchange) force(ctx context.Context) ([]byte, bool) {
 	o := x.s.rewrite(ctx, x.api, x.header, x.original, true)
 	x.added += time.Since(t0)
 	if o.method == methodNone || bytes.Equal(o.body, x.out.body) {
-		if o.warning == "" {
-			o.warning = "the upstream said the prompt is too long and a forced compaction changed nothing"
+		// The first compaction's outcome stands; the warning is the
+		// retry's.
+		what := "the upstream said the prompt is too long and the forced retry changed nothing"
+		switch {
+		case o.failed:
+			what = "the upstream said the prompt is too long and the forced retry failed: " + o.cause
+		case o.cause != "":
+			what += ": " + o.cause
+		case o.method != methodNone:
+			what += ": it gave the body already sent"
 		}
-		x.out.warning = o.warning
+		x.out.warning, x.out.cause, x.out.failed = what, o.cause, o.failed
+		if o.fallbackCause != "" {
+			x.out.fallbackCause = o.fallbackCause
+		}
 		return nil, false
 	}
 	o.tokensBefore = x.out.tokensBefore
@@ -388,19 +411,43 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 	start := time.Now()
 	buf := &bodyBuffer{budget: s.bodies}
 	defer buf.release()
-	body, err := s.readBody(w, r, buf)
+	wire, err := s.readBody(w, r, buf)
 	if err != nil {
 		s.bodyError(w, r, a, err, start)
 		return
 	}
-	x := &exchange{s: s, api: a, header: r.Header, original: body}
-	x.out = s.rewrite(r.Context(), a, r.Header, body, false)
-	x.added = time.Since(start)
+	read := time.Now()
+	body, encoded := wire, gzipped(r.Header.Get("Content-Encoding"))
+	if encoded {
+		if body, err = buf.gunzip(wire, s.cfg.MaxBodyBytes); err != nil && !errors.Is(err, errBadGzip) {
+			s.bodyError(w, r, a, err, start)
+			return
+		}
+	}
+	x := &exchange{s: s, api: a, header: r.Header, original: body, encoded: encoded}
+	if err != nil {
+		// Not ours to refuse: the upstream answers it as it would.
+		x.out = outcome{body: wire, method: methodNone}
+		x.out.fail("request not read, forwarded as is", err.Error())
+	} else {
+		x.out = s.rewrite(r.Context(), a, r.Header, body, false)
+	}
+	x.added = time.Since(read)
 	s.metrics.added.observe(x.added)
 
 	out := r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
-	out.Body = io.NopCloser(bytes.NewReader(x.out.body))
-	out.ContentLength = int64(len(x.out.body))
+	send := x.out.body
+	switch {
+	case !encoded:
+	case sameBytes(send, body) || err != nil:
+		send = wire // unchanged: the client's bytes, encoded as they came
+	default:
+		// Compacted: sent decoded; every API accepts an identity body.
+		out.Header = r.Header.Clone()
+		out.Header.Del("Content-Encoding")
+	}
+	out.Body = io.NopCloser(bytes.NewReader(send))
+	out.ContentLength = int64(len(send))
 	rw := &recorder{ResponseWriter: w}
 	defer rw.repanic()
 	s.forward(rw, out)
@@ -423,6 +470,10 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 			s.metrics.prefixStable.Add(1)
 		}
 	}
+	forwarded := len(o.body)
+	if encoded && (sameBytes(o.body, body) || body == nil) {
+		forwarded = len(wire)
+	}
 	attrs := []slog.Attr{
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", a.name),
 		slog.String("session", o.session), slog.String("model", o.model), slog.Int("status", rw.code()),
@@ -438,18 +489,48 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 	if retried {
 		attrs = append(attrs, slog.Bool("overflow_retry", true))
 	}
+	if o.fallbackCause != "" {
+		s.metrics.fallback(o.fallbackCause)
+		attrs = append(attrs, slog.String("fallback_cause", o.fallbackCause))
+	}
 	if rw.aborted {
 		attrs = append(attrs, slog.Bool("aborted", true))
 	}
 	attrs = append(attrs,
 		slog.Float64("added_ms", ms(added)), slog.Float64("duration_ms", ms(time.Since(start))),
-		slog.Int("bytes_in", len(body)), slog.Int("bytes_forwarded", len(o.body)), slog.Int64("bytes_out", rw.n))
+		slog.Int("bytes_in", len(wire)), slog.Int("bytes_forwarded", forwarded), slog.Int64("bytes_out", rw.n))
+	if encoded {
+		attrs = append(attrs, slog.Int("bytes_decoded", len(body)))
+	}
 	level := slog.LevelInfo
-	if o.warning != "" {
+	if w := joinWarnings(o.warning, fallbackWarning(o), rw.upstreamErr); w != "" {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("warning", o.warning))
+		attrs = append(attrs, slog.String("warning", w))
 	}
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// fallbackWarning says why an LLM summarizer's handoff was replaced by the
+// fallback's.
+func fallbackWarning(o outcome) string {
+	switch o.fallbackCause {
+	case "":
+		return ""
+	case "circuit-open":
+		return "the LLM summarizer's circuit is open (it failed repeatedly): used the deterministic fallback"
+	}
+	return "the LLM summary failed (" + o.fallbackCause + "): used the deterministic fallback"
+}
+
+// joinWarnings joins the non-empty warnings of one request.
+func joinWarnings(ws ...string) string {
+	var out []string
+	for _, w := range ws {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // passThrough forwards r as it is; warning, when set, goes in its log line.
@@ -480,9 +561,9 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, warning str
 		attrs = append(attrs, slog.Bool("aborted", true))
 	}
 	level := slog.LevelInfo
-	if warning != "" {
+	if w := joinWarnings(warning, rw.upstreamErr); w != "" {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("warning", warning))
+		attrs = append(attrs, slog.String("warning", w))
 	}
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
@@ -568,6 +649,11 @@ func (s *Server) bodyLogged(r *http.Request, a *api, status int, err error, star
 		slog.Int("status", status), slog.Float64("duration_ms", ms(time.Since(start))), slog.String("warning", msg))
 }
 
+// sameBytes reports whether a and b are the same slice.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // rewriteRequest points an outgoing request at its upstream and removes
 // what only the proxy reads.
 func (s *Server) rewriteRequest(pr *httputil.ProxyRequest) {
@@ -597,7 +683,11 @@ func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error
 		return
 	}
 	s.metrics.upstreamErrors.Add(1)
-	writeError(w, http.StatusBadGateway, "api_error", "compact serve: upstream: "+s.clean(err))
+	msg := "upstream: " + s.clean(err)
+	if rw, ok := w.(*recorder); ok {
+		rw.upstreamErr = msg
+	}
+	writeError(w, http.StatusBadGateway, "api_error", "compact serve: "+msg)
 }
 
 // writeError writes an error in the shape both OpenAI's and Anthropic's
@@ -633,6 +723,8 @@ type recorder struct {
 	// when that failed the request.
 	body    *deadlineBody
 	bodyErr error
+	// upstreamErr says why the upstream could not be reached (502).
+	upstreamErr string
 }
 
 // repanic aborts the response, as the ReverseProxy meant to, when it was
