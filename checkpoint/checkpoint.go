@@ -379,6 +379,11 @@ type SessionInfo struct {
 	CompletedSteps int       `json:"completed_steps"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Damaged, when set, says why the session has no readable head (a
+	// damaged log: where, and what). The other fields then describe the
+	// newest checkpoint that can still be read (zero when none can), the
+	// one Recover would make the head.
+	Damaged string `json:"damaged,omitempty"`
 }
 
 func (c *Checkpoint) info() SessionInfo {
