@@ -64,9 +64,17 @@ func newLayout(t *compact.Transcript, counter Counter) *layout {
 	l := &layout{msgs: t.Messages, counts: make([]int, n), blocked: make([]bool, n+1), grouped: make([]bool, n)}
 	l.base = counter.Transcript(compact.Transcript{Tools: t.Tools})
 	l.total = l.base
-	for i := range t.Messages {
-		l.counts[i] = counter.Message(t.Messages[i])
-		l.total += l.counts[i]
+	if mc, ok := counter.(interface {
+		Messages([]compact.Message) []int
+	}); ok {
+		l.counts = mc.Messages(t.Messages) // *tokens.Counter: on all cores
+	} else {
+		for i := range t.Messages {
+			l.counts[i] = counter.Message(t.Messages[i])
+		}
+	}
+	for _, n := range l.counts {
+		l.total += n
 	}
 	// A difference array marks every cut inside (Call, End] of a group in
 	// one pass, however groups interleave (parallel calls answered out of

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // fileOp is what a call did to a file, as far as the call says.
@@ -43,11 +46,16 @@ type fileTouch struct {
 
 // call is one tool call of the window with its result.
 type call struct {
-	msg    int    // index of the message making the call; -1 for a result whose call is before the window
-	id     string // the call's id
-	name   string
-	args   map[string]any
-	argRaw string // the arguments when they are not a JSON object
+	msg  int    // index of the message making the call; -1 for a result whose call is before the window
+	id   string // the call's id
+	name string
+	// kind and tagTarget are the reader's tags (compact.ToolCall.Kind and
+	// Target): what the call does by its agent's conventions, and on
+	// what. An untagged call ("" kind) is read by its arguments' shapes.
+	kind      compact.ToolKind
+	tagTarget string
+	args      map[string]any
+	argRaw    string // the arguments when they are not a JSON object
 	// key is the call's key argument for display: a command, a path, a URL,
 	// a query.
 	key string
@@ -104,7 +112,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 	if len(raw) == 0 {
 		return nil, ""
 	}
-	v, err := decodeJSON(string(raw))
+	v, err := jsonscan.Decode(string(raw))
 	if err != nil {
 		return nil, string(raw)
 	}
@@ -114,7 +122,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 	case string:
 		// Some formats double-encode arguments.
 		if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") {
-			if m, err := decodeJSON(t); err == nil {
+			if m, err := jsonscan.Decode(t); err == nil {
 				if m, ok := m.(map[string]any); ok {
 					return m, ""
 				}
@@ -188,8 +196,12 @@ func (c *call) describe() {
 	if cmd != "" && path != "" && !strings.ContainsAny(strings.TrimSpace(cmd), " \n") {
 		c.key = cmd + " " + path
 		c.target = path
-		c.files = append(c.files, fileTouch{path, editorOp(cmd, lname)})
-		c.mutates = editorOp(cmd, lname) >= opEdit
+		op := c.kindOp()
+		if c.kind == "" {
+			op = editorOp(cmd, lname)
+		}
+		c.files = append(c.files, fileTouch{path, op})
+		c.mutates = op >= opEdit
 		c.added = addedLines(c.args)
 		c.removed = removedLines(c.args)
 		return
@@ -215,7 +227,10 @@ func (c *call) describe() {
 		}
 		c.lineEdit(cmd)
 	case path != "":
-		op := toolOp(lname, c.args)
+		op := c.kindOp()
+		if c.kind == "" {
+			op = toolOp(lname, c.args)
+		}
 		c.key = path
 		c.target = path
 		if query != "" {
@@ -298,6 +313,25 @@ func (c *call) lineEdit(cmd string) {
 			c.target = p[:e]
 		}
 	}
+}
+
+// kindOp is what a tagged call does to the file it works on: a read
+// reads it; a write edits it when its arguments hold the text replaced (or
+// a patch), else creates it (whole contents); a search, a listing or
+// anything else only names it.
+func (c *call) kindOp() fileOp {
+	switch c.kind {
+	case compact.ToolRead:
+		return opRead
+	case compact.ToolWrite:
+		for _, k := range []string{"old_string", "old_str", "old_content", "search", "edits", "patch", "input"} {
+			if _, ok := c.args[k]; ok {
+				return opEdit
+			}
+		}
+		return opCreate
+	}
+	return opMention
 }
 
 // lineRange recognises "12:14" (and "12").
@@ -498,21 +532,9 @@ func shellFiles(cmd string) []fileTouch {
 		}
 		out = append(out, fileTouch{p, op})
 	}
-	lines := strings.Split(cmd, "\n")
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if term := heredocTerminator(line); term != "" {
-			// Skip the body up to its terminator.
-			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != term {
-				i++
-			}
-			i++
-		}
-		for _, seg := range splitSegments(line) {
-			words := shellWords(seg)
-			segmentFiles(words, add)
-		}
-	}
+	shellSegments(cmd, func(seg string) {
+		segmentFiles(shellWords(seg), add)
+	})
 	return out
 }
 
@@ -647,6 +669,28 @@ func heredocTerminator(line string) string {
 		end++
 	}
 	return rest[:end]
+}
+
+// shellSegments calls fn with every simple command of a shell script:
+// each line split at &&, ||, ; and | outside quotes, heredoc bodies
+// skipped. It is the one walk over commands that both the files a command
+// touches (shellFiles) and the tests and installs it runs (commandKinds)
+// are read from.
+func shellSegments(script string, fn func(segment string)) {
+	lines := strings.Split(script, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if term := heredocTerminator(line); term != "" {
+			// Skip the body up to its terminator.
+			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != term {
+				i++
+			}
+			i++
+		}
+		for _, seg := range splitSegments(line) {
+			fn(seg)
+		}
+	}
 }
 
 // splitSegments splits a command line at &&, ||, ; and |, outside quotes.

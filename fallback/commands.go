@@ -25,25 +25,14 @@ func commandKinds(cmd string, fn func(kind int, segment string)) {
 	if !commandWordMatcher().Contains(cmd) {
 		return // most commands: no word of a test or an install in them
 	}
-	lines := strings.Split(stripCD(cmd), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if term := heredocTerminator(line); term != "" {
-			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != term {
-				i++
-			}
-			i++
+	shellSegments(stripCD(cmd), func(seg string) {
+		if seg = dropRedirections(seg); seg == "" {
+			return
 		}
-		for _, seg := range splitSegments(line) {
-			seg = dropRedirections(seg)
-			if seg == "" {
-				continue
-			}
-			if k := segmentKind(shellWords(seg)); k != 0 {
-				fn(k, seg)
-			}
+		if k := segmentKind(shellWords(seg)); k != 0 {
+			fn(k, seg)
 		}
-	}
+	})
 }
 
 // commandWordMatcher finds the words without which segmentKind finds

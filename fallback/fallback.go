@@ -211,7 +211,7 @@ func extract(window []compact.Message, mask func(string) string, cfg Config, lim
 	w := analyze(window, mask)
 	lastTurns := cfg.LastTurns
 	if lastTurns == 0 {
-		lastTurns = 3
+		lastTurns = defaultLastTurns
 	}
 	w.kept = keptNames(cfg.Kept)
 	d := w.build(lastTurns, cfg.Previous)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
 )
 
 var textSeeds = []string{
@@ -105,7 +106,7 @@ func FuzzOutputs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		body, _, _ := unwrapResult(s)
+		body, _, _ := format.UnwrapOutput(s)
 		for _, brief := range []bool{false, true} {
 			lines := errorLines(body, brief, !brief)
 			if len(lines) > 2 {
@@ -207,58 +208,6 @@ func FuzzBuild(f *testing.F) {
 		}
 		if strings.Count(h1.Message().Text(), compact.HandoffBegin) != 1 {
 			t.Fatal("nested handoff")
-		}
-	})
-}
-
-var jsonSeeds = []string{
-	`{"command":["bash","-lc","cd /w && go test ./..."],"workdir":"/w"}`,
-	`{"file_path":"a.go","old_string":"x\ty","new_string":"\u00e9\ud83d\ude00\n\"q\"","n":-1.5e3,"ok":true,"z":null,"l":[1,[2,{}]]}`,
-	`"{\"path\": \"x\"}"`,
-	`{"a":"\ud800"}`,
-	`{"a":"bad \x escape"}`,
-	`{"a":1,"a":2}`,
-	`[01]`,
-	"{\"a\":\"\xff\"}",
-	` {"a" : [ ] , "b":{ } } `,
-	`{"a":1e400}`,
-	``,
-}
-
-// FuzzDecodeJSON checks the hand-written JSON decoder against
-// encoding/json: the same value, or an error for the same inputs.
-func FuzzDecodeJSON(f *testing.F) {
-	for _, s := range jsonSeeds {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, err := decodeJSON(s)
-		var want any
-		wantErr := json.Unmarshal([]byte(s), &want)
-		if (err == nil) != (wantErr == nil) {
-			t.Fatalf("decodeJSON(%q) error %v, encoding/json %v", s, err, wantErr)
-		}
-		if err == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("decodeJSON(%q) = %#v, encoding/json %#v", s, got, want)
-		}
-	})
-}
-
-// FuzzJSONString checks the envelope string reader against encoding/json
-// on every well-formed JSON string, and that it never reads past its input
-// on any other.
-func FuzzJSONString(f *testing.F) {
-	for _, s := range []string{`plain"`, `a\nb\"c\\d\/e\u00e9\ud83d\ude00"rest`, `cut \`, `cut \u12`, `no end`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, n := jsonString(s)
-		if n < 0 || n > len(s) {
-			t.Fatalf("read %d of %d bytes", n, len(s))
-		}
-		var want string
-		if n > 0 && s[n-1] == '"' && json.Unmarshal([]byte(`"`+s[:n]), &want) == nil && utf8.ValidString(s[:n]) && got != want {
-			t.Fatalf("jsonString(%q) = %q, encoding/json %q", s, got, want)
 		}
 	})
 }

@@ -237,28 +237,18 @@ func (x *refIndex) paths() []*refStat {
 	}
 	sortRefs(abs)
 	sortRefs(rel)
-	// Index absolute paths by base name to find the ones a relative path ends.
-	byBase := map[string][]*refStat{}
-	for _, a := range abs {
-		byBase[baseName(a.text)] = append(byBase[baseName(a.text)], a)
-	}
+	// Index the paths by every suffix that starts after a separator, so
+	// that the paths a relative path ends are found by one lookup each
+	// (a scan of the paths sharing its base name would be quadratic in
+	// them: a monorepo has hundreds of index.ts).
+	absEnds := suffixIndex(abs, `/\`)
+	relEnds := suffixIndex(rel, "/")
 	// A bare or short relative path that ends exactly one longer relative
 	// path is the same file (get.ts and packages/services/src/get.ts).
-	relBase := map[string][]*refStat{}
-	for _, r := range rel {
-		relBase[baseName(r.text)] = append(relBase[baseName(r.text)], r)
-	}
 	var longer []*refStat
 	for _, r := range rel {
-		var into *refStat
-		n := 0
-		for _, o := range relBase[baseName(r.text)] {
-			if o != r && strings.HasSuffix(o.text, "/"+r.text) {
-				into, n = o, n+1
-			}
-		}
-		if n == 1 && len(byBase[baseName(r.text)]) == 0 {
-			merge(into, r)
+		if ends := relEnds[r.text]; ends.n == 1 && absEnds[baseName(r.text)].n == 0 {
+			merge(ends.first, r)
 			continue
 		}
 		longer = append(longer, r)
@@ -267,13 +257,7 @@ func (x *refIndex) paths() []*refStat {
 	out := append([]*refStat(nil), abs...)
 	roots := map[string]int{}
 	for _, r := range rel {
-		var into *refStat
-		for _, a := range byBase[baseName(r.text)] {
-			if strings.HasSuffix(a.text, "/"+r.text) || strings.HasSuffix(a.text, "\\"+r.text) {
-				into = a
-				break
-			}
-		}
+		into := absEnds[r.text].first
 		if into == nil {
 			out = append(out, r)
 			continue
@@ -290,6 +274,35 @@ func (x *refIndex) paths() []*refStat {
 	}
 	sortRefs(out)
 	return out
+}
+
+// pathEnds is what a suffix index holds for one suffix: the first path
+// ending with it, and how many do.
+type pathEnds struct {
+	first *refStat
+	n     int
+}
+
+// suffixIndex maps every suffix of the paths that starts right after one
+// of the separators seps to the paths ending with it (the first in their
+// order, and the count).
+func suffixIndex(paths []*refStat, seps string) map[string]pathEnds {
+	idx := make(map[string]pathEnds, 4*len(paths))
+	for _, p := range paths {
+		for k := len(p.text) - 2; k >= 0; k-- {
+			if strings.IndexByte(seps, p.text[k]) < 0 {
+				continue
+			}
+			suffix := p.text[k+1:]
+			e := idx[suffix]
+			if e.first == nil {
+				e.first = p
+			}
+			e.n++
+			idx[suffix] = e
+		}
+	}
+	return idx
 }
 
 // merge folds r's sightings into into.

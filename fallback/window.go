@@ -1,9 +1,12 @@
 package fallback
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
 )
 
 // eventKind says what happened at one point of the window's timeline.
@@ -116,7 +119,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			if p.Type != compact.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name}
+			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind, tagTarget: p.ToolCall.Target}
 			c.args, c.argRaw = decodeArgs(p.ToolCall.Arguments)
 			maskValues(c.args, mask)
 			if c.argRaw != "" {
@@ -173,7 +176,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			}
 			continue
 		}
-		if a, ide := askText(text); a != "" {
+		if a, ide := askText(personText(m)); a != "" {
 			w.asks = append(w.asks, ask{msg: i, text: a})
 			if ide != "" {
 				w.ideContext = append(w.ideContext, ide)
@@ -182,7 +185,10 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 	}
 	for _, c := range w.calls {
 		if c.res != nil {
-			c.res.text, c.res.exit, c.res.hasExit = unwrapResult(c.res.text)
+			c.res.text, c.res.exit, c.res.hasExit = format.UnwrapOutput(c.res.text)
+			if !c.res.hasExit {
+				c.res.exit, c.res.hasExit = trailingStatus(c.res.text)
+			}
 		}
 		if c.msg >= 0 {
 			c.describe()
@@ -197,6 +203,30 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 // maxAckBytes bounds the outputs that can be acknowledgements: a long
 // output repeated is a listing shown twice, not a formula.
 const maxAckBytes = 400
+
+// statusNotes are the words a program or a shell ends its output with to
+// report its exit status, whatever the agent: "exit status 2" (Go, sh),
+// "exited with code 1" (process runners), "exit code: 3" (CI steps).
+var statusNotes = []string{"exit status ", "exited with code ", "exit code: ", "exit code "}
+
+// trailingStatus reads the exit status a command's last output line
+// reports (see statusNotes).
+func trailingStatus(text string) (int, bool) {
+	t := strings.TrimRight(text, " \n\r\t.]")
+	last := t[strings.LastIndexByte(t, '\n')+1:]
+	if len(last) > 80 {
+		return 0, false
+	}
+	lower := strings.ToLower(last)
+	for _, note := range statusNotes {
+		if k := strings.LastIndex(lower, note); k >= 0 {
+			if n, err := strconv.Atoi(strings.TrimSpace(last[k+len(note):])); err == nil {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
 
 // showsData reports a call whose output is data (a file read, a search, a
 // listing, a program's output), which can repeat without being an
@@ -287,6 +317,39 @@ func (w *window) noteTodosAndPlans(c *call) {
 	}
 }
 
+// personText is the text of m's parts the person wrote: the parts the
+// reader tagged Harness (reminders, command echoes riding along) left out.
+func personText(m *compact.Message) string {
+	if !slices.ContainsFunc(m.Parts, func(p compact.Part) bool { return p.Harness }) {
+		return textOf(m)
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Type == compact.PartText && !p.Harness && p.Text != "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// harnessOnly reports a message whose text parts the reader all tagged
+// Harness.
+func harnessOnly(m *compact.Message) bool {
+	n := 0
+	for _, p := range m.Parts {
+		if p.Type == compact.PartText && p.Text != "" {
+			if !p.Harness {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
 // textOf is m.Text() without a copy when the message has one text part,
 // as most have: a window's messages are read for their text many times.
 func textOf(m *compact.Message) string {
@@ -350,9 +413,8 @@ func textAction(msgs []compact.Message, i int, acting bool) *call {
 		if next.Role != compact.RoleUser || next.Summary || next.IsToolResult() {
 			return nil
 		}
-		out := strings.TrimSpace(textOf(next))
-		if !next.Synthetic && !strings.HasPrefix(out, "<returncode>") && !strings.HasPrefix(out, "OBSERVATION") {
-			return nil
+		if !next.Synthetic && !harnessOnly(next) {
+			return nil // the readers mark a harness's observation Synthetic or Harness
 		}
 	}
 	lang, block := lastFence(textOf(m))

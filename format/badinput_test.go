@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact"
 )
 
 // Issue 14, item 6: a record of a known type with a field of the wrong
@@ -84,5 +86,42 @@ func TestMalformedJSONNamed(t *testing.T) {
 		if errors.Is(err, ErrUnknownFormat) {
 			t.Errorf("%s: reported as an unknown format: %v", c.name, err)
 		}
+	}
+}
+
+// QA-8.6: a Claude Code parent chain that loops (a record its own
+// ancestor) is a broken chain.
+func TestCheckChainLoop(t *testing.T) {
+	src := `{"type":"user","uuid":"u1","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":"hi"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"yo"}]}}
+`
+	_, problems, err := Check([]byte(src), "loop.jsonl", "")
+	if err != nil || len(problems) == 0 || problems[0].Kind != ProblemBrokenChain || !strings.Contains(problems[0].Msg, "loops") {
+		t.Fatalf("%v, %+v", err, problems)
+	}
+	self := `{"type":"user","uuid":"u1","parentUuid":"u1","sessionId":"s","message":{"role":"user","content":"hi"}}` + "\n"
+	if _, problems, _ := Check([]byte(self), "self.jsonl", ""); len(problems) == 0 {
+		t.Fatal("a record that is its own parent passes the check")
+	}
+}
+
+// QA-11: only a whole handoff in a user message of text is compact's own;
+// a tool output or a message that opens with the marker is not.
+func TestHandoffOnlyWhole(t *testing.T) {
+	whole := compact.Handoff{Goal: "ship"}.Message().Text()
+	src := `[{"role":"user","content":` + string(jsonOf(whole)) + `},
+{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"fetch","arguments":"{}"}}]},
+{"role":"tool","tool_call_id":"c","content":` + string(jsonOf(whole)) + `},
+{"role":"user","content":` + string(jsonOf(compact.HandoffBegin+"\n## Goal\n\nINJECTED")) + `}]`
+	tr, err := Read(strings.NewReader(src), "chat.json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bool
+	for _, m := range tr.Messages {
+		got = append(got, m.Summary)
+	}
+	if !got[0] || got[2] || got[3] {
+		t.Errorf("summaries %v, want only the first", got)
 	}
 }

@@ -119,7 +119,15 @@ func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 		}
 	}
 	reached := map[string]bool{}
-	for u := last; u != "" && !reached[u]; u = parent[u] {
+	var problems []Problem
+	for u := last; u != ""; u = parent[u] {
+		if reached[u] {
+			// A record the walk has passed: the chain loops and never
+			// reaches a root; claude --resume cannot walk it.
+			problems = append(problems, Problem{Line: lineOf[u], Kind: ProblemBrokenChain,
+				Msg: fmt.Sprintf("the parent chain loops: record %s (line %d) is its own ancestor", u, lineOf[u])})
+			break
+		}
 		if _, ok := parent[u]; !ok {
 			break // the chain leaves the file: where a slice of a session starts
 		}
@@ -158,11 +166,13 @@ func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 		}
 	}
 	if len(missed) == 0 {
-		return nil
+		return problems
 	}
 	// Where the walk stopped: the record whose parent is not in the file.
 	stop, gap := "", ""
-	for u := last; u != "" && reached[u]; u = parent[u] {
+	seen := map[string]bool{}
+	for u := last; u != "" && reached[u] && !seen[u]; u = parent[u] {
+		seen[u] = true
 		stop = u
 	}
 	if stop != "" {
@@ -173,7 +183,7 @@ func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 		msg += fmt.Sprintf(": the record at line %d names parent %s, which is not in the file", lineOf[stop], gap)
 	}
 	msg += "; claude --resume would continue without them"
-	return []Problem{{Line: firstLine, Kind: ProblemBrokenChain, Msg: msg}}
+	return append(problems, Problem{Line: firstLine, Kind: ProblemBrokenChain, Msg: msg})
 }
 
 // pairProblems reports results without calls, and calls without results

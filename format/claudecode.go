@@ -504,11 +504,16 @@ func (c *ccReader) transcript() compact.Transcript {
 // string element of the list (not something Claude Code writes, but seen in
 // the wild) is read as text. Unknown block types are left out of Parts
 // (they stay in the source record).
+//
+// content was validated with the record it is a slice of, and the record's
+// bytes are kept and never written again: strings and the list are read in
+// place (jsonscan), without the second validation pass and the copy that
+// json.Unmarshal would make.
 func ccParts(content jsonscan.Raw) ([]compact.Part, bool) {
 	switch content.First() {
 	case '"':
-		var s string
-		if json.Unmarshal(content, &s) != nil {
+		s, ok := jsonscan.UnquoteShared(content)
+		if !ok {
 			return nil, false
 		}
 		return []compact.Part{{Type: compact.PartText, Text: s}}, true
@@ -516,15 +521,16 @@ func ccParts(content jsonscan.Raw) ([]compact.Part, bool) {
 	default:
 		return nil, false
 	}
-	var blocks []jsonscan.Raw
-	if json.Unmarshal(content, &blocks) != nil {
+	spans, complete := jsonscan.Elements(content)
+	if !complete {
 		return nil, false
 	}
-	parts := make([]compact.Part, 0, len(blocks))
-	for _, raw := range blocks {
+	parts := make([]compact.Part, 0, len(spans))
+	for _, sp := range spans {
+		raw := jsonscan.Raw(content[sp.Start:sp.End:sp.End])
 		if raw.First() == '"' {
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
+			s, ok := jsonscan.UnquoteShared(raw)
+			if !ok {
 				return nil, false
 			}
 			parts = append(parts, compact.Part{Type: compact.PartText, Text: s})

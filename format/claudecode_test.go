@@ -73,6 +73,8 @@ func TestClaudeCodeSynthetic(t *testing.T) {
 		{`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<system-reminder>todo list is empty</system-reminder>"}]}}`, true},
 		{`{"type":"user","message":{"role":"user","content":"<system-reminder>note</system-reminder>\nNow add tests"}}`, false},
 		{`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}`, true},
+		{`{"type":"user","message":{"role":"user","content":` + string(jsonOf(compact.Handoff{Goal: "ship"}.Message().Text())) + `}}`, false},
+		// Only a whole handoff is one: text that opens with the marker is not.
 		{`{"type":"user","message":{"role":"user","content":"` + strings.ReplaceAll(compact.HandoffBegin, `"`, `\"`) + `\nsummary"}}`, false},
 	}
 	for _, c := range cases {
@@ -81,8 +83,11 @@ func TestClaudeCodeSynthetic(t *testing.T) {
 			t.Errorf("%s: read %+v, want synthetic=%v", c.record, tr.Messages, c.synthetic)
 		}
 	}
-	if tr := readCC(t, cases[len(cases)-1].record); !tr.Messages[0].Summary {
+	if tr := readCC(t, cases[len(cases)-2].record); !tr.Messages[0].Summary {
 		t.Error("a handoff is not read as a summary")
+	}
+	if tr := readCC(t, cases[len(cases)-1].record); tr.Messages[0].Summary {
+		t.Error("text that only opens with the handoff marker is read as a summary")
 	}
 }
 

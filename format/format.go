@@ -125,7 +125,16 @@ func register(f Format) {
 			if err := checkRawJSON(&t); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
-			return w(out, dropOpaque(t, f.Name))
+			t = dropOpaque(t, f.Name)
+			if t.Format != "" && !sameFamily(t.Format, f.Name) {
+				// Another format's records (its metadata) have no place
+				// here, and would make the output read as that format.
+				t.Records = nil
+			}
+			if shape := writeShapes[f.Name]; shape != nil {
+				t = shape(t, f.Name)
+			}
+			return w(out, t)
 		}
 	}
 	registry = append(registry, f)
@@ -549,7 +558,7 @@ func markHandoffs(t *compact.Transcript) {
 }
 
 func markHandoffMessage(m *compact.Message) {
-	if m.Summary || m.Role != compact.RoleUser || !compact.IsHandoffText(m.Text()) {
+	if m.Summary || !IsHandoff(m) {
 		return
 	}
 	unchanged := m.Unchanged()

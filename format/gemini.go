@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -73,8 +74,11 @@ func sniffGemini(head []byte) int {
 	if !has("messages") {
 		// The JSON-lines layout: a header line, then messages and updates.
 		recs := headRecords(head, 8)
-		if len(recs) < 2 || !jsonscan.HasKeys(recs[0], "sessionId", "projectHash") || len(jsonscan.Lookup(recs[0], "messages")) > 0 {
+		if len(recs) == 0 || !jsonscan.HasKeys(recs[0], "sessionId", "projectHash") || len(jsonscan.Lookup(recs[0], "messages")) > 0 {
 			return 0
+		}
+		if len(recs) == 1 && jsonscan.HasKeys(recs[0], "startTime") {
+			return 90 // a session just started: its header alone
 		}
 		for _, r := range recs[1:] {
 			switch jsonscan.LookupString(r, "type") {
@@ -223,10 +227,10 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		members, _ := jsonscan.Members(raw)
 		switch {
 		case len(jsonscan.ValueOf(raw, members, gemSet)) > 0:
-			pending = append(pending, compact.Record{Type: gemSet, Raw: raw})
+			pending = append(pending, compact.Record{Type: gemSet, Raw: raw, State: true})
 			return nil
 		case len(t.Messages) == 0 && len(t.Records) == 0 && len(pending) == 0 && len(jsonscan.ValueOf(raw, members, "sessionId")) > 0:
-			t.Records = append(t.Records, compact.Record{Type: gemHeader, Raw: raw})
+			t.Records = append(t.Records, compact.Record{Type: gemHeader, Raw: raw, State: true})
 			return nil
 		}
 		m, typ, err := gemRecord(raw)
@@ -265,6 +269,10 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		return compact.Transcript{}, err
 	}
 	flush()
+	if len(t.Messages) == 0 && len(t.Records) > 0 && t.Records[0].Type == gemHeader {
+		return t, &Error{File: rs.name, Format: GeminiCLI, Offset: -1, Err: ErrNoMessages,
+			Msg: fmt.Sprintf("no messages yet: the session's header and %d other records", len(t.Records)-1)}
+	}
 	for i := range t.Messages {
 		// Versions were merged after the first stamp: stamp again.
 		m := &t.Messages[i]
@@ -373,10 +381,17 @@ func gemResponse(resp jsonscan.Raw) (string, bool) {
 
 func writeGemini(w io.Writer, t compact.Transcript) error {
 	ts := gemNewest(&t)
-	if t.Format == string(GeminiCLI) && len(t.Records) > 0 && t.Records[0].Type == gemHeader {
-		// The JSON-lines layout, line for line.
+	if t.Format == string(GeminiCLI) && slices.ContainsFunc(t.Records, func(r compact.Record) bool { return r.Type == gemHeader }) {
+		// The JSON-lines layout, line for line, the header first wherever
+		// a compaction left it among the records.
 		ew := &stickyWriter{w: w}
-		for _, rec := range listLayout(&t, nil, func(m *compact.Message) [][]byte {
+		for _, r := range t.Records {
+			if r.Type == gemHeader {
+				ew.writeLine(r.Raw)
+			}
+		}
+		isHeader := func(r *compact.Record) bool { return r.Type == gemHeader }
+		for _, rec := range listLayout(&t, isHeader, func(m *compact.Message) [][]byte {
 			if !mustEncode(m, GeminiCLI) {
 				return sourceRecords(m)
 			}
@@ -394,7 +409,13 @@ func writeGemini(w io.Writer, t compact.Transcript) error {
 	})
 	env := t.Envelope
 	if t.Format != string(GeminiCLI) || len(jsonscan.Lookup(env, "messages")) == 0 {
-		env = []byte(`{"messages":[]}`)
+		// The session fields Gemini CLI writes (and detection keys on): an
+		// id derived from the conversation, so the same input gives the
+		// same bytes.
+		var o jsonObject
+		o.add("sessionId", ccUUID("gemini-session", t.Hash(), ts)).add("projectHash", "").
+			add("startTime", ts).add("lastUpdated", ts).add("messages", json.RawMessage("[]"))
+		env = o.bytes()
 	}
 	return fillList(w, env, "messages", elems)
 }

@@ -241,10 +241,24 @@ func isNewSummary(m *compact.Message, f Name) bool {
 // markHandoff applies the rule every reader shares: a user message whose
 // text is a compact handoff is a summary, never a harness note.
 func markHandoff(m *compact.Message) {
-	if m.Role == compact.RoleUser && compact.IsHandoffText(m.Text()) {
+	if IsHandoff(m) {
 		m.Summary = true
 		m.Synthetic = false
 	}
+}
+
+// IsHandoff reports whether m is a handoff compact wrote: a user message
+// of text alone (no call, no result) whose whole text is one handoff, from
+// compact.HandoffBegin and the preamble to compact.HandoffEnd. A tool
+// output or a message that merely opens with the marker (a fetched page,
+// pasted text) is not one, so it is never folded as compact's own summary.
+func IsHandoff(m *compact.Message) bool {
+	if m.Role != compact.RoleUser || m.IsToolResult() || len(m.ToolCalls()) > 0 {
+		return false
+	}
+	t := strings.TrimSpace(m.Text())
+	return strings.HasPrefix(t, compact.HandoffBegin) && strings.HasSuffix(t, compact.HandoffEnd) &&
+		strings.Contains(t, compact.HandoffPreamble)
 }
 
 // splitDataURL splits a data: URL into media type and base64 data.

@@ -162,7 +162,9 @@ func writeMiniSWE(w io.Writer, t compact.Transcript) error {
 	key := "messages"
 	switch {
 	case t.Format != string(MiniSWEAgent) || len(env) == 0:
-		env = []byte(`{"messages":[]}`)
+		// What mini-swe-agent writes around its messages, so the output
+		// is detected as mini-swe-agent.
+		env = []byte(`{"trajectory_format":"mini-swe-agent-1","info":{},"messages":[]}`)
 	case env[jsonscan.SkipSpace(env, 0)] == '[':
 		key = ""
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonscan"
+	"github.com/compactkit/compact/internal/parallel"
 )
 
 // OpenAI Chat Completions messages, as the API reference documents the
@@ -122,13 +123,16 @@ func readOpenAIChat(r io.Reader, rs *readState) (compact.Transcript, error) {
 		}
 		t.Envelope = buildEnvelope(doc.fields, map[string]string{"messages": "[]"})
 	}
-	t.Messages = make([]compact.Message, 0, len(doc.items))
-	for _, it := range doc.items {
-		m, err := decodeOpenAIMessage(it.raw, OpenAIChat, len(t.Messages))
-		if err != nil {
-			return t, locate(err, name, OpenAIChat, 0, it.offset)
-		}
-		t.Messages = append(t.Messages, m)
+	// Records decode independently: on all cores.
+	t.Messages = make([]compact.Message, len(doc.items))
+	at, err := parallel.Each(len(doc.items), func(i int) error {
+		m, err := decodeOpenAIMessage(doc.items[i].raw, OpenAIChat, i)
+		t.Messages[i] = m
+		return err
+	})
+	if err != nil {
+		t.Messages = t.Messages[:at]
+		return t, locate(err, name, OpenAIChat, 0, doc.items[at].offset)
 	}
 	return t, nil
 }

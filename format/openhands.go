@@ -91,6 +91,11 @@ type ohEvent struct {
 	Meta        *ohToolMeta  `json:"tool_call_metadata"`
 }
 
+// ohErrorPrefix opens the text of an observation an OpenHands tool reports
+// as failed without an error observation (the editor's "ERROR: Invalid
+// `path` parameter…").
+const ohErrorPrefix = "ERROR:"
+
 // ohFailed reports whether an observation says its action failed: an
 // error observation, or a command's non-zero exit code (extras.exit_code,
 // or extras.metadata.exit_code in newer events).
@@ -140,8 +145,18 @@ func sniffOpenHands(head []byte) int {
 		return 90 // V1 events as JSON lines
 	}
 	fields, _ := jsonscan.Members(t)
-	if h := jsonscan.ValueOf(t, fields, "history"); len(h) > 0 && len(jsonscan.ValueOf(t, fields, "trajectory")) == 0 && events(h) {
-		return 90
+	if h := jsonscan.ValueOf(t, fields, "history"); len(h) > 0 && len(jsonscan.ValueOf(t, fields, "trajectory")) == 0 {
+		if events(h) {
+			return 90
+		}
+		// An evaluation instance whose history is empty, or holds V1
+		// events of kinds this reader does not know.
+		if len(jsonscan.ValueOf(t, fields, "instance_id")) > 0 {
+			items := headItems(h, 4)
+			if len(items) == 0 && bytes.HasPrefix(bytes.TrimSpace(h), []byte("[")) || len(items) > 0 && jsonscan.LookupString(items[0], "kind") != "" {
+				return 80
+			}
+		}
 	}
 	return 0
 }
@@ -184,7 +199,7 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 	}
 	var t compact.Transcript
 	var before, after []compact.Record
-	found := false
+	found, foundID := false, ""
 	var ids []string
 	err := rs.lines(br, func(line []byte, n int) error {
 		if n == 1 {
@@ -202,7 +217,7 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 		case id != "" && iid != id:
 			before = append(before, compact.Record{Type: ohInstance, Raw: raw})
 		default:
-			found = true
+			found, foundID = true, iid
 			t, err = ohInstanceTranscript(raw, rs, n)
 		}
 		return err
@@ -219,6 +234,14 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 			return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Msg: "empty input, expected OpenHands instances"}
 		}
 		return compact.Transcript{}, fmt.Errorf("%s: %w: %q (instances: %s)", name, ErrInstanceNotFound, id, strings.Join(ids, ", "))
+	}
+	if len(t.Messages) == 0 {
+		what := "no events"
+		if len(t.Records) > 0 {
+			what = fmt.Sprintf("no message among its %d events (%s)", len(t.Records), recordKinds(t.Records))
+		}
+		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Err: ErrNoMessages,
+			Msg: fmt.Sprintf("instance %q has %s", cmpOr(foundID, "(no id)"), what)}
 	}
 	for i := range after {
 		after[i].At = len(t.Messages)
@@ -474,7 +497,8 @@ func (o *ohReader) call(e *ohEvent, raw []byte, idx int, id, name string, args j
 
 func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
 	text := ohText(e)
-	failed := ohFailed(e)
+	// The editor reports its own failures as text ("ERROR: …").
+	failed := ohFailed(e) || strings.HasPrefix(text, ohErrorPrefix)
 	if e.Meta != nil && e.Meta.ToolCallID != "" {
 		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{e.Meta.ToolCallID},
 			Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")

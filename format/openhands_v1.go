@@ -85,12 +85,11 @@ func ohIsV1(raw []byte) bool {
 
 // ohV1Reader turns V1 events into messages and records.
 type ohV1Reader struct {
-	rs    *readState
-	t     compact.Transcript
-	pfx   string
-	open  string         // llm_response_id of the assistant message still open
-	ids   map[string]int // event id -> message index, for condensations
-	lines []int          // line (or 0) of each message, for warnings
+	rs   *readState
+	t    compact.Transcript
+	pfx  string
+	open string         // llm_response_id of the assistant message still open
+	ids  map[string]int // event id -> message index, for condensations
 }
 
 func ohV1Events(elems [][]byte, pfx string, rs *readState, line int) (compact.Transcript, error) {
@@ -105,7 +104,9 @@ func ohV1Events(elems [][]byte, pfx string, rs *readState, line int) (compact.Tr
 
 func (o *ohV1Reader) record(kind string, raw []byte) {
 	o.open = ""
-	o.t.Records = append(o.t.Records, compact.Record{At: len(o.t.Messages), Type: kind, Raw: raw})
+	// The conversation's state updates are what it continues from.
+	state := kind == "ConversationStateUpdateEvent"
+	o.t.Records = append(o.t.Records, compact.Record{At: len(o.t.Messages), Type: kind, Raw: raw, State: state})
 }
 
 func (o *ohV1Reader) push(m compact.Message, raw []byte, idx int, id, openID string) {
@@ -321,7 +322,8 @@ func ohV1Result(e *ohV1Event) (string, bool) {
 	if text == "" && obs.First() == '{' {
 		text = string(obs)
 	}
-	failed := string(jsonscan.Lookup(obs, "is_error")) == "true" || jsonscan.LookupString(obs, "error") != ""
+	failed := string(jsonscan.Lookup(obs, "is_error")) == "true" || jsonscan.LookupString(obs, "error") != "" ||
+		strings.HasPrefix(text, ohErrorPrefix)
 	code := jsonscan.Lookup(obs, "exit_code")
 	if string(code) == "null" || len(code) == 0 {
 		code = jsonscan.Lookup(jsonscan.Lookup(obs, "metadata"), "exit_code")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -202,7 +203,12 @@ func (e *ohEncoder) fresh(m *compact.Message) [][]byte {
 		if len(m.ToolCallIDs) > 0 {
 			id = m.ToolCallIDs[0]
 		}
-		out = append(out, e.observation(id, m.Text()))
+		obs := e.observation(id, m.Text())
+		if slices.ContainsFunc(m.Parts, func(p compact.Part) bool { return p.Failed || p.IsError }) {
+			// What failed comes back as OpenHands' error observation.
+			obs = jsonscan.SetMembers(obs, map[string]json.RawMessage{"observation": json.RawMessage(`"error"`)}, nil)
+		}
+		out = append(out, obs)
 	case compact.RoleAssistant:
 		e.seq++
 		resp := "compact-" + strconv.Itoa(e.seq) + "-" + m.Fingerprint()[:8]

@@ -613,3 +613,85 @@ func TestWriteUnknownFormat(t *testing.T) {
 		t.Errorf("Write responses = %v, want ErrNoWriter", err)
 	}
 }
+
+// TestConvertToEveryWriterKeepsPairs: converting any sample to every format
+// compact writes, agent formats included, keeps each call with its results
+// and every text, and keeps a failed result failed where the format can say
+// so (an error flag or an error response).
+func TestConvertToEveryWriterKeepsPairs(t *testing.T) {
+	carriesErrors := map[Name]bool{Anthropic: true, ClaudeCode: true, GeminiCLI: true, OpenHands: true}
+	// The samples the repository ships: long agent sessions with records.
+	sessions, _ := filepath.Glob(filepath.Join("..", "testdata", "sessions", "*.json*"))
+	for _, file := range append(testdataFiles(t), sessions...) {
+		in := readFile(t, file)
+		for _, f := range Formats() {
+			if f.Write == nil {
+				continue
+			}
+			t.Run(filepath.Base(file)+"->"+string(f.Name), func(t *testing.T) {
+				out := writeTo(t, in, f.Name)
+				// Detected as the format written, with nothing left unread.
+				var unread []Warning
+				back, err := ReadWith(bytes.NewReader(out), "out", "", ReadOptions{Warn: func(w Warning) {
+					if w.Kind == WarnUnread {
+						unread = append(unread, w)
+					}
+				}})
+				if err != nil || Name(back.Format) != family2(f.Name, back.Format) {
+					t.Fatalf("read back as %s, %v\n%s", back.Format, err, out)
+				}
+				if len(unread) > 0 {
+					t.Errorf("read back with unread records: %v", unread)
+				}
+				if g, w := orphanKinds(back), orphanKinds(in); g != w {
+					t.Fatalf("orphans %s, want %s\n%s", g, w, out)
+				}
+				if g, w := callNames(back), callNames(in); g != w {
+					t.Fatalf("calls %s, want %s\n%s", g, w, out)
+				}
+				// Formats with one text per message join a message's
+				// texts: each must be found in some text read back.
+				var all strings.Builder
+				for s := range texts(back) {
+					all.WriteString(s + "\x00")
+				}
+				for s := range texts(in) {
+					if !strings.Contains(all.String(), s) {
+						t.Errorf("text lost: %q\n%s", s, out)
+					}
+				}
+				if carriesErrors[f.Name] {
+					if g, w := failedResults(back), failedResults(in); g != w {
+						t.Errorf("%d failed results read back, want %d\n%s", g, w, out)
+					}
+				}
+			})
+		}
+	}
+}
+
+// family2 is the name a file written as to reads back as: OpenAI Chat
+// JSON and JSONL are one family.
+func family2(to Name, got string) Name {
+	if family(string(to)) == family(got) {
+		return Name(got)
+	}
+	return to
+}
+
+// failedResults counts the results marked failed: by content (IsError) or
+// by the reader's tag (a format whose tool messages have no error flag).
+func failedResults(t compact.Transcript) int {
+	failed := map[string]bool{} // by call id: a result may span parts
+	for _, m := range t.Messages {
+		for _, p := range m.Parts {
+			switch {
+			case p.Type == compact.PartToolResult && (p.IsError || p.Failed):
+				failed[p.CallID] = true
+			case p.Type == compact.PartText && len(m.ToolCallIDs) > 0 && (p.IsError || p.Failed):
+				failed[m.ToolCallIDs[0]] = true
+			}
+		}
+	}
+	return len(failed)
+}

@@ -126,7 +126,9 @@ func writeSWEAgent(w io.Writer, t compact.Transcript) error {
 	})
 	env := t.Envelope
 	if t.Format != string(SWEAgent) || len(jsonscan.Lookup(env, "history")) == 0 {
-		env = []byte(`{"history":[]}`)
+		// What SWE-agent's own files hold around the history, so the
+		// output is detected as SWE-agent.
+		env = []byte(`{"trajectory":[],"history":[],"info":{}}`)
 	}
 	return fillList(w, env, "history", elems)
 }

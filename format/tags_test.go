@@ -152,3 +152,23 @@ func TestCorpusTags(t *testing.T) {
 	}
 	t.Logf("%d calls, %d with a target; failed %v; harness %v", calls, targeted, failed, harness)
 }
+
+// TestOpenHandsEditorErrors: OpenHands' editor reports a failure as an
+// observation whose text opens with "ERROR:"; it is Failed, in V0 and V1.
+func TestOpenHandsEditorErrors(t *testing.T) {
+	v0 := `[{"id":1,"source":"agent","action":"edit","args":{"path":"/w/a.py"},"tool_call_metadata":{"function_name":"str_replace_editor","tool_call_id":"c1","model_response":{"id":"r","choices":[{"message":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"str_replace_editor","arguments":"{\"command\":\"view\",\"path\":\"/w/a.py\"}"}}]}}]}}},
+{"id":2,"source":"environment","observation":"edit","content":"ERROR:\nInvalid ` + "`path`" + ` parameter: /w/a.py does not exist.","cause":1,"tool_call_metadata":{"function_name":"str_replace_editor","tool_call_id":"c1"}}]`
+	v1 := `{"id":"a","timestamp":"t","source":"agent","thought":[],"action":{"kind":"FileEditorAction"},"tool_name":"file_editor","tool_call_id":"c1","tool_call":{"id":"c1","name":"file_editor","arguments":"{\"command\":\"view\",\"path\":\"/w/a.py\"}"},"llm_response_id":"r","kind":"ActionEvent"}
+{"id":"o","timestamp":"t","source":"environment","tool_name":"file_editor","tool_call_id":"c1","observation":{"content":[{"type":"text","text":"ERROR:\nInvalid path"}],"kind":"FileEditorObservation"},"action_id":"a","kind":"ObservationEvent"}
+`
+	for name, src := range map[string]string{"v0.json": v0, "v1.jsonl": v1} {
+		tr, err := Read(strings.NewReader(src), name, OpenHands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := tr.Messages[len(tr.Messages)-1]
+		if len(last.ToolCallIDs) == 0 || !last.Parts[0].Failed {
+			t.Errorf("%s: the error observation is not Failed: %+v", name, last)
+		}
+	}
+}

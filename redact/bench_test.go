@@ -148,6 +148,10 @@ func adversarialInputs() map[string]string {
 		"json-lines-open":   rep("{\"a\":\"b\\\"\n"),
 		"url-at-run":        "x://y:" + rep("@"),
 		"typographic-open":  rep("TOKEN=“"),
+		"b64-text-runs":     rep("VE9LRU49Z2hwX2N2YlBDYms1WjRWclpRTjFuMllCc09rY2NGeTM5STNyMGlsMgo= "),
+		"percent-run":       rep("%41"),
+		"percent-fields":    rep("a%3Db%26"),
+		"split-quoted":      rep("\"ghp_abc\n  def\n"),
 	}
 }
 

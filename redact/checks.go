@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/compactkit/compact/internal/keyword"
 )
@@ -150,7 +151,7 @@ var placeholderSet = sync.OnceValue(func() *keyword.Matcher { return keyword.New
 // than a credential: marker words, masks such as ***, template syntax, long
 // runs of one character, or an ascending run such as 12345678 or abcdefgh.
 func isPlaceholder(v string) bool {
-	if placeholderSet().Contains(v) {
+	if placeholderMarked(v) {
 		return true
 	}
 	if strings.Contains(v, "xxxx") || strings.Contains(v, "XXXX") {
@@ -159,8 +160,11 @@ func isPlaceholder(v string) bool {
 	if angleWord(v) {
 		return true // <your-token>, <API KEY>
 	}
-	if strings.Contains(v, "{{") || strings.Contains(v, "${") || strings.Contains(v, "$(") {
+	if strings.Contains(v, "{{") || strings.Contains(v, "${") {
 		return true
+	}
+	if i := strings.Index(v, "$("); i >= 0 && strings.IndexByte(v[i:], ')') > 0 {
+		return true // $(cat token.txt); a random "$(" opens nothing
 	}
 	if i := strings.Index(v, "%s"); i >= 0 {
 		// A format string ("Bearer %s", "%s:%s", "tok-%s-%s") is mostly its
@@ -198,7 +202,9 @@ func isPlaceholder(v string) bool {
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // angleWord reports a word or phrase in angle brackets: <token>, <YOUR
-// API KEY>, <insert-password>.
+// API KEY>, <insert-password>, sk-<key>. Inside a random value a '<'
+// and a '>' may enclose random letters: they count only at the value's
+// start or end, or around words joined by blanks, '-', '_' or '.'.
 func angleWord(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if v[i] != '<' {
@@ -208,11 +214,64 @@ func angleWord(v string) bool {
 		for j < len(v) && (isAlnum(v[j]) || v[j] == '_' || v[j] == '-' || v[j] == ' ' || v[j] == '.') {
 			j++
 		}
-		if j < len(v) && v[j] == '>' && j > i+2 && !allDigits(v[i+1:j]) {
+		if j >= len(v) || v[j] != '>' || j <= i+2 || allDigits(v[i+1:j]) {
+			continue
+		}
+		if in := v[i+1 : j]; i == 0 || j == len(v)-1 || strings.ContainsAny(in, " -_.") {
 			return true
 		}
 	}
 	return false
+}
+
+// placeholderMarked reports a placeholder marker (example, changeme,
+// your_, dummy, ...) in v. A short one of letters only (todo, fake, dummy)
+// must stand as a word: at v's start or end, or between separators or a
+// change of case; the same letters inside a random run (…TODOXWUS…) are
+// chance.
+func placeholderMarked(v string) bool {
+	found := false
+	placeholderSet().Find(v, func(start, id int) {
+		if found {
+			return
+		}
+		m := placeholderMarkers[id]
+		if len(m) >= 6 || !onlyLetters(m) {
+			found = true // long or punctuated: never there by chance
+			return
+		}
+		end := start + len(m)
+		found = markerBound(v, start-1, start, true) && markerBound(v, end, end-1, false)
+	})
+	return found
+}
+
+func onlyLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 < 'a' || s[i]|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// markerBound reports whether v[at] (outside a marker whose edge byte is
+// v[edge]) bounds it: the end of v, a byte that is no letter, or a change
+// of case into or out of the marker (yourApiKey, API_KEY_HERE).
+func markerBound(v string, at, edge int, before bool) bool {
+	if at < 0 || at >= len(v) || edge < 0 || edge >= len(v) {
+		return true
+	}
+	c, e := v[at], v[edge]
+	letter := func(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
+	if !letter(c) || !letter(e) {
+		return true
+	}
+	lower := func(b byte) bool { return b >= 'a' && b <= 'z' }
+	if before {
+		return lower(c) && !lower(e) // myExample: a hump starts with the marker
+	}
+	return lower(e) && !lower(c) // exampleKey: a hump starts after it
 }
 
 // validCRC32Base62 checks the checksum of GitHub (2021 format) and npm
@@ -262,7 +321,35 @@ func leftBoundary(t string, i int) bool {
 		return true
 	}
 	c := t[i-1]
-	return (c == 'n' || c == 'r' || c == 't') && escapedAt(t, i-1)
+	if (c == 'n' || c == 'r' || c == 't') && escapedAt(t, i-1) {
+		return true
+	}
+	// \u201c, \u00a0: an escaped character (JSON inside a JSON string,
+	// which the decoded view shows one level decoded) that is no letter or
+	// digit.
+	if i >= 6 && t[i-6] == '\\' && t[i-5] == 'u' && !escapedAt(t, i-6) {
+		if r, ok := hexRune(t[i-4 : i]); ok && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hexRune reads four hex digits.
+func hexRune(h string) (rune, bool) {
+	var r rune
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c|0x20 >= 'a' && c|0x20 <= 'f':
+			r = r<<4 | rune(c|0x20-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, len(h) == 4
 }
 
 // rightBoundary reports whether a token may end at t[i].

@@ -113,7 +113,7 @@ func detectAssignment(sc *scan, kwStart, kwEnd int) {
 	// name inside a value counts does not depend on the value's length
 	// (which masking changes: Redact must be idempotent).
 	sc.skipTo(sc.curRule, max(sc.skipFrom(sc.curRule), ve))
-	quoted := vs > 0 && (isQuote(t[vs-1]) || t[vs-1] >= 0x80 && typographicOpen(t, vs))
+	quoted := vs > 0 && (isQuote(t[vs-1]) || (t[vs-1] >= 0x80 || isHex(t[vs-1])) && typographicOpen(t, vs))
 	vs, ve = stripScheme(t, vs, ve, class)
 	if !quoted {
 		// An unquoted value ends at a blank: "password=hunter2 # old",
@@ -359,6 +359,11 @@ func identifierOfWords(v string, password bool) bool {
 		}
 		return true
 	})
+	if humps >= 6 && total < 4*humps {
+		// Many short humps (XVYvgUdcrXpOPqoQ...): case flipping at random,
+		// where a name's humps are words.
+		return false
+	}
 	if password && (humps == 1 && !dotted || digitTail(v) >= 2) {
 		// hunter2, harbor.granite50, summer_tiger18: words with a number
 		// after them are what people choose as passwords; identifiers
@@ -637,7 +642,7 @@ func classifyName(name string) (nameClass, string) {
 	}
 	// A trailing digit run stays with its word ("key1", "token2").
 	w = strings.TrimRight(w, "0123456789")
-	if w == "id" && p == "key" && len(words) > 2 && words[len(words)-3] == "private" {
+	if w == "id" && p == "key" && len(words) == 3 && words[0] == "private" {
 		// A service-account file's private_key_id: the id of the key,
 		// which the account's owner keeps with the key.
 		return nameSecret, "private-key-id"
@@ -1033,7 +1038,9 @@ func tagAt(t string, j int) bool {
 
 // typographicQuotes pair the opening and closing quotation marks a
 // formatter or a person writes around a value in prose: “…”, «…», ‘…’.
-var typographicQuotes = [][2]string{{"“", "”"}, {"«", "»"}, {"‘", "’"}, {"„", "“"}}
+var typographicQuotes = [][2]string{{"“", "”"}, {"«", "»"}, {"‘", "’"}, {"„", "“"},
+	// As JSON escapes them, inside a JSON string inside another.
+	{`\u201c`, `\u201d`}, {`\u00ab`, `\u00bb`}, {`\u2018`, `\u2019`}, {`\u201C`, `\u201D`}, {`\u00AB`, `\u00BB`}}
 
 // typographicOpen reports a typographic opening quote just before t[vs].
 func typographicOpen(t string, vs int) bool {
@@ -1048,7 +1055,7 @@ func typographicOpen(t string, vs int) bool {
 // typographicValue reads a value between typographic quotes at t[i:], on
 // one line.
 func typographicValue(t string, i int) (int, int, bool) {
-	if i >= len(t) || t[i] < 0x80 {
+	if i >= len(t) || t[i] < 0x80 && t[i] != '\\' {
 		return 0, 0, false
 	}
 	for _, q := range typographicQuotes {

@@ -136,6 +136,12 @@ func TestDetect(t *testing.T) {
 		{"quoted header argument", `curl -H 'X-Db-Password: a<b)cK9#x2Lq' https://x`, `curl -H 'X-Db-Password: [REDACTED:password#1]' https://x`},
 		{"doppler service token with its config", "DOPPLER_TOKEN_X dp.st.prd_backend.WXJPF2KauuyViX2jNss3H3yKUENtYhPfvF6ISqyWvP", "DOPPLER_TOKEN_X [REDACTED:doppler-token#1]"},
 
+		// Encoded and split secrets (issue 17, leak 7).
+		{"base64-wrapped", "echo T1BFTkFJX0FQSV9LRVk9c2stcHJvai1RdzNyVDd5VTlpTzFwQTVzRDJmRzhoSjRrTDZ6WDBjVjdiTjNtUTF3RTVyVDl5VTJpTzRwQTZzRDhmRzBoCg== | base64 -d > .env", "echo [REDACTED:openai-api-key#1] | base64 -d > .env"},
+		{"percent-encoded", "POST /login body=password%3DKq7%23mZ2p9vLw%26user%3Dapp&next=%2Fhome", "POST /login body=password%3D[REDACTED:password#1]%26user%3Dapp&next=%2Fhome"},
+		{"key split by a line break", "api_key = \"sk-proj-Qw3rT7yU9iO1pA5sD2fG8hJ4kL6z\n    X0cV7bN3mQ1wE5rT9yU2iO4pA6sD8fG0h\"\nnext = 1", "api_key = \"[REDACTED:openai-api-key#1]\"\nnext = 1"},
+		{"base64 of no secret", "data: SGVsbG8sIHdvcmxkISBUaGlzIGlzIGp1c3QgYSBncmVldGluZy4=", ""},
+
 		// Kubernetes and Docker.
 		{"k8s secret", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  username: YWRtaW4=\n  password: czNjcjN0LXBhc3N3b3Jk\n",
 			"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  username: [REDACTED:kubernetes-secret#1]\n  password: [REDACTED:kubernetes-secret#2]\n"},

@@ -117,6 +117,10 @@ type scan struct {
 	curRule  int
 	allow    *allowlist
 	timeouts int
+	// depth counts the decodings that led to this text (see decodeScan),
+	// and decBuf is their scratch space.
+	depth  int
+	decBuf []byte
 }
 
 // secretKey is what numbers the candidate's mask.
@@ -252,6 +256,7 @@ func (e *engine) run(sc *scan) {
 	if e.structural {
 		structuralScan(sc)
 	}
+	decodeScan(sc)
 }
 
 // skipFrom returns where rule idx may next look.

@@ -246,8 +246,13 @@ func (vs *valueSet) find(sc *scan) {
 }
 
 // scanOnce runs every detector over text and returns the spans to mask.
-func (r *Redactor) scanOnce(text string) []cand {
+// rescan is set for a text already masked once: its encoded runs were
+// decoded then (masking elsewhere changes no run), so they are not again.
+func (r *Redactor) scanOnce(text string, rescan bool) []cand {
 	sc := &scan{eng: r.eng, text: text, pemNoEndFrom: -1, pemEnd: -1, allow: r.allow}
+	if rescan {
+		sc.depth = maxDecodeDepth
+	}
 	r.eng.run(sc)
 	r.values.Load().find(sc)
 	if sc.timeouts > 0 {
@@ -266,13 +271,13 @@ const maxRounds = 4
 // Redact must be idempotent. clip, if set, restricts spans given in text's
 // offsets (to JSON string literals).
 func (r *Redactor) find(text string, clip func(spans []cand) []cand, m *masker) []cand {
-	spans := r.scanOnce(text)
+	spans := r.scanOnce(text, false)
 	if clip != nil {
 		spans = clip(spans)
 	}
 	for round := 1; round < maxRounds && len(spans) > 0; round++ {
 		masked, starts, ends := r.render(text, spans, m)
-		more := r.scanOnce(masked)
+		more := r.scanOnce(masked, true)
 		if len(more) == 0 {
 			break
 		}

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/compactkit/compact"
@@ -109,18 +110,27 @@ func (m *masker) reserveTranscript(t compact.Transcript) {
 		for _, p := range msg.Parts {
 			m.reserve(p.Text)
 			if p.ToolCall != nil {
-				m.reserve(string(p.ToolCall.Arguments))
+				m.reserveBytes(p.ToolCall.Arguments)
 			}
 		}
 		for _, rec := range msg.Source.Records {
-			m.reserve(string(rec))
+			m.reserveBytes(rec)
 		}
 	}
 	for _, rec := range t.Records {
-		m.reserve(string(rec.Raw))
+		m.reserveBytes(rec.Raw)
 	}
-	m.reserve(string(t.Envelope))
+	m.reserveBytes(t.Envelope)
 	for _, tool := range t.Tools {
 		m.reserve(tool.Description)
+	}
+}
+
+// reserveBytes is reserve for raw bytes: only those holding a mask are
+// converted, so that looking over a transcript's records does not copy
+// them all.
+func (m *masker) reserveBytes(b []byte) {
+	if bytes.Contains(b, []byte(maskKeyword)) {
+		m.reserve(string(b))
 	}
 }

@@ -317,3 +317,26 @@ func TestCalibrateLeavesExactModelsAlone(t *testing.T) {
 		t.Fatalf("factor %.2f after a zero report", f)
 	}
 }
+
+// TestMessagesCountsInOrder: Messages (on all cores) gives each message
+// the count Message gives it, in order, with and without the cache.
+func TestMessagesCountsInOrder(t *testing.T) {
+	var msgs []compact.Message
+	for _, f := range loadSmallCorpus(t) {
+		for _, s := range spread(f.strings, 300) {
+			msgs = append(msgs, textMsg(compact.RoleUser, "", s))
+		}
+	}
+	if len(msgs) < 1000 {
+		t.Fatalf("only %d messages: too few to run on several goroutines", len(msgs))
+	}
+	for _, cache := range []*Cache{nil, NewCache(256)} {
+		c := mustCounter(t, "gpt-4o", WithCache(cache))
+		got := c.Messages(msgs)
+		for i, m := range msgs {
+			if want := c.Message(m); got[i] != want {
+				t.Fatalf("message %d: Messages says %d, Message %d", i, got[i], want)
+			}
+		}
+	}
+}

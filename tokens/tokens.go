@@ -21,6 +21,7 @@ import (
 	"math"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/parallel"
 )
 
 // Counter counts tokens for one model. It is safe for concurrent use.
@@ -150,6 +151,17 @@ func (c *Counter) Message(m compact.Message) int {
 	return c.scale(n)
 }
 
+// Messages counts each message as Message does, on all cores, and returns
+// the counts in order: for counting a long transcript at once.
+func (c *Counter) Messages(msgs []compact.Message) []int {
+	counts := make([]int, len(msgs))
+	parallel.Each(len(msgs), func(i int) error {
+		counts[i] = c.Message(msgs[i])
+		return nil
+	})
+	return counts
+}
+
 // CountMessages counts a prompt: its messages, the tool definitions offered
 // with them, and the priming of the reply.
 //
@@ -168,8 +180,8 @@ func (c *Counter) Message(m compact.Message) int {
 // provider's rule (see Model.Provider); thinking parts only WithThinking.
 func (c *Counter) CountMessages(msgs []compact.Message, tools []compact.ToolDef) int {
 	n := replyPriming
-	for _, m := range msgs {
-		n += c.Message(m)
+	for _, k := range c.Messages(msgs) {
+		n += k
 	}
 	return n + c.Tools(tools)
 }

@@ -193,7 +193,8 @@ type batch struct {
 	unlock     func() // releases --out for the next batch
 	store      checkpoint.Store
 	storeSpec  string
-	ownedStore bool // the default store under --out: the batch may prune it
+	storeShown string // storeSpec as printed and reported: its password masked
+	ownedStore bool   // the default store under --out: the batch may prune it
 	session    string
 	prior      map[string]checkpoint.Step // steps of the latest checkpoint
 	saver      *batchSaver
@@ -216,6 +217,7 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 	if b.storeSpec == "" {
 		b.storeSpec, b.ownedStore = filepath.Join(out, batchStoreDir), true
 	}
+	b.storeShown = shownURL(b.storeSpec)
 	exclude := []string{out}
 	if !strings.Contains(b.storeSpec, "://") {
 		if abs, err := filepath.Abs(b.storeSpec); err == nil {
@@ -348,7 +350,7 @@ func (b *batch) loadProgress(ctx context.Context) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound):
 	case errors.Is(err, checkpoint.ErrCorrupt):
-		return fmt.Errorf("batch: the saved progress in %s is unreadable (%w); run again with --fresh to start over", b.storeSpec, err)
+		return fmt.Errorf("batch: the saved progress in %s is unreadable (%w); run again with --fresh to start over", b.storeShown, err)
 	case err != nil:
 		return fmt.Errorf("batch: read saved progress: %w", err)
 	default:
@@ -367,7 +369,7 @@ func (b *batch) loadProgress(ctx context.Context) error {
 		}
 	}
 	if err := b.saver.save(ctx, fresh, checkpoint.StatusRunning, ""); err != nil {
-		return fmt.Errorf("batch: save progress to %s: %w", b.storeSpec, err)
+		return fmt.Errorf("batch: save progress to %s: %w", b.storeShown, err)
 	}
 	return nil
 }
@@ -392,7 +394,7 @@ func (b *batch) run(ctx context.Context) error {
 	}
 	if !b.o.quiet {
 		b.progress.println(fmt.Sprintf("compact batch: %s (%s) → %s, %s; progress saved in %s",
-			plural(len(b.files), "file"), byteSize(totalBytes), b.o.out, plural(b.o.jobs, "worker"), b.storeSpec))
+			plural(len(b.files), "file"), byteSize(totalBytes), b.o.out, plural(b.o.jobs, "worker"), b.storeShown))
 	}
 	b.progress.begin(len(b.files), totalBytes)
 	go b.saver.loop(context.WithoutCancel(ctx))
@@ -432,7 +434,7 @@ func (b *batch) run(ctx context.Context) error {
 	}
 	if left > 0 {
 		fmt.Fprintf(b.e.stderr, "compact batch: interrupted with %d of %d files not done; progress saved in %s\n",
-			left, len(b.files), b.storeSpec)
+			left, len(b.files), b.storeShown)
 		fmt.Fprint(b.e.stderr, b.resumeHint())
 		return &exitErr{code: interruptCode(sig), err: errors.New("batch interrupted")}
 	}
@@ -973,7 +975,7 @@ func totals(all []*fileResult) batchTotals {
 
 func (b *batch) writeReport(w io.Writer, all []*fileResult, interrupted bool) error {
 	rep := batchReport{
-		Command: "compact batch " + shellJoin(b.args), Out: b.out, Store: b.storeSpec, Session: b.session,
+		Command: shownCommand("compact batch", b.args), Out: b.out, Store: b.storeShown, Session: b.session,
 		Options: b.options, Interrupted: interrupted, StartedAt: b.started.UTC(),
 		DurationMS: float64(time.Since(b.started).Microseconds()) / 1000,
 		Warnings:   append([]string{}, b.warnings...), Totals: totals(all), Files: all,

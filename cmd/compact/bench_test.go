@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -62,22 +59,19 @@ func generated(f format.Name, lim benchdata.Limits) func(testing.TB, string) {
 // repetition.
 func codexRollout(size int64) func(testing.TB, string) {
 	return func(tb testing.TB, path string) {
-		src := corpus.ReadFile(tb, corpus.Transcripts, "codex_agentcmd_rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl")
+		src := corpus.ReadFile(tb, corpus.Transcripts, benchCodexSource)
 		file, err := os.Create(path)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		defer file.Close()
-		w := bufio.NewWriter(file)
-		for rep, n := 0, int64(0); n < size; rep++ {
-			m, _ := w.Write(bytes.ReplaceAll(src, []byte(`"call_id":"call_`), []byte(fmt.Sprintf(`"call_id":"r%d_call_`, rep))))
-			n += int64(m)
-		}
-		if err := w.Flush(); err != nil {
+		if _, err := benchdata.RepeatCodex(file, src, size); err != nil {
 			tb.Fatal(err)
 		}
 	}
 }
+
+const benchCodexSource = "codex_agentcmd_rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl"
 
 var benchInputs = []benchInput{
 	{"openai-0.1M-tokens.json", false, generated(format.OpenAIChat, benchdata.Limits{Tokens: 100_000})},

@@ -66,7 +66,7 @@ func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor, pla
 		return nil, usageErrorf("--store: %v", err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open checkpoint store %s: %w", spec, err)
+		return nil, fmt.Errorf("open checkpoint store %s: %w", shownURL(spec), err)
 	}
 	return s, nil
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+
+	"github.com/compactkit/compact"
 
 	"github.com/compactkit/compact/format"
 )
@@ -54,7 +57,27 @@ func runConvert(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if n := len(t.Records); n > 0 && !sameFamily(format.Name(t.Format), f.Name) {
+		fmt.Fprintf(e.stderr, "compact: note: %s: %d %s records (metadata: %s) have no place in %s and are not written\n",
+			in.name, n, t.Format, recordTypes(t.Records), f.Name)
+	}
 	return writeOutput(e, *out, func(w io.Writer) error {
 		return format.Write(w, t, f.Name)
 	})
+}
+
+// sameFamily reports formats whose records are interchangeable (OpenAI Chat
+// as JSON and as JSON lines).
+func sameFamily(a, b format.Name) bool {
+	chat := func(n format.Name) bool { return n == format.OpenAIChat || n == format.OpenAIChatJSONL }
+	return a == b || chat(a) && chat(b)
+}
+
+// recordTypes lists records' kinds with their counts.
+func recordTypes(recs []compact.Record) string {
+	n := map[string]int{}
+	for _, r := range recs {
+		n[r.Type]++
+	}
+	return counts(n, nil)
 }

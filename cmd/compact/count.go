@@ -290,6 +290,8 @@ func countEntries(c *tokens.Counter, t compact.Transcript, entries []countEntry,
 }
 
 func (r *countReport) finish() {
+	// A provider's own compaction is estimated whatever the tokenizer.
+	r.Exact = r.Exact && r.OpaqueEstimated == 0
 	if r.Window > 0 {
 		r.Percent = float64(int(10000*float64(r.Total)/float64(r.Window)+0.5)) / 100
 	}
@@ -321,11 +323,13 @@ func (r *countReport) writeText(w io.Writer) error {
 	switch {
 	case r.UnknownModel:
 		how = "unknown model: estimated, default window; --encoding counts exactly, --models adds the model"
+	case !r.Exact && r.OpaqueEstimated > 0 && r.Encoding != "estimate":
+		how = fmt.Sprintf("exact, except %s tokens of a provider's own compaction, estimated", countCommas(r.OpaqueEstimated))
 	case !r.Exact:
 		how = "estimated: no offline tokenizer for this model"
 	}
 	enc := r.Encoding
-	if !r.Exact {
+	if !r.Exact && r.Encoding == "estimate" {
 		enc = "estimator"
 	}
 	if r.Mode == "text" {

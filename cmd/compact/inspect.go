@@ -142,7 +142,7 @@ func inspect(file string, size int64, t *compact.Transcript) inspectReport {
 			}
 		}
 		switch {
-		case compact.IsHandoffText(m.Text()):
+		case m.Summary && format.IsHandoff(&m):
 			rep.Handoffs = append(rep.Handoffs, inspectHandoff{i, m.ID, "compact"})
 		case m.Summary:
 			rep.Handoffs = append(rep.Handoffs, inspectHandoff{i, m.ID, "summary"})

@@ -166,3 +166,23 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	c.err = err
 	return n, err
 }
+
+// RepeatCodex writes the Codex rollout src again and again until size bytes
+// are written, call ids made unique per repetition so that pairs stay
+// pairs: format's 100 MB Codex benchmark input (format/bench_test.go),
+// built from a real rollout of the corpus.
+func RepeatCodex(w io.Writer, src []byte, size int64) (int64, error) {
+	if len(src) == 0 {
+		return 0, errors.New("benchdata: empty rollout")
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var n int64
+	for rep := 0; n < size; rep++ {
+		m, err := bw.Write(bytes.ReplaceAll(src, []byte(`"call_id":"call_`), []byte(fmt.Sprintf(`"call_id":"r%d_call_`, rep))))
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, bw.Flush()
+}

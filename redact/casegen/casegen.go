@@ -58,7 +58,7 @@ func Generate(seed uint64) []Case {
 	}
 	for _, n := range negatives {
 		for _, c := range contexts {
-			if !n.anywhere && secretByConstruction[c.id] {
+			if c.id == "split-line" || !n.anywhere && secretByConstruction[c.id] {
 				continue
 			}
 			for i := 0; i < 3; i++ {
@@ -183,3 +183,25 @@ func pick[T any](g *gen, xs []T) T { return xs[g.r.IntN(len(xs))] }
 
 // chance reports true with probability p.
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
+
+// Sample is one secret of a family, with a name it goes by: what a test
+// plants where it checks that secrets never come out.
+type Sample struct {
+	Family string
+	// Name is the secret's usual name, as an environment variable
+	// (OPENAI_API_KEY), and Value the secret.
+	Name, Value string
+	// Shaped: the value has a vendor's shape; otherwise only its name
+	// makes it secret. Multiline: the value spans lines (a PEM key).
+	Shaped, Multiline bool
+}
+
+// Samples returns one secret of every family, deterministic for seed.
+func Samples(seed uint64) []Sample {
+	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x5bd1e9955bd1e995))}
+	out := make([]Sample, 0, len(families))
+	for _, f := range families {
+		out = append(out, Sample{Family: f.id, Name: envName(pick(g, f.names)), Value: f.value(g), Shaped: f.shaped, Multiline: f.multiline})
+	}
+	return out
+}

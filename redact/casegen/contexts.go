@@ -558,6 +558,38 @@ var contexts = []*context{
 		}
 		return ok(text, s.v.text, e)
 	}},
+	{id: "base64-wrapped", render: func(g *gen, s slot) rendered {
+		// A setting base64-encoded, as .env files are passed to CI or
+		// decoded by a script: the whole encoding hides the secret.
+		env := fmt.Sprintf("%s=%s\nLOG_LEVEL=info\n", envName(s.name), s.v.text)
+		enc := base64.StdEncoding.EncodeToString([]byte(env))
+		text := fmt.Sprintf("$ echo %s | base64 -d >> .env\n$ source .env && ./run.sh\n", enc)
+		r := ok(text, enc, "./run.sh")
+		r.tags = []string{"base64"}
+		r.noKeep = true
+		return r
+	}},
+	{id: "percent-encoded", render: func(g *gen, s slot) rendered {
+		// A form or a redirect state carrying a setting, percent-encoded
+		// as a whole: "NAME=value" is one parameter's value.
+		inner := fmt.Sprintf("%s=%s&env=prod", snake(s.name), queryEscape(s.v.text))
+		enc := queryEscape(inner)
+		text := fmt.Sprintf("GET https://%s/oauth/callback?code=%s&state=%s HTTP/1.1\n", g.host(), g.random(20, alnum), enc)
+		form := queryEscape(queryEscape(s.v.text))
+		r := ok(text, form, "/oauth/callback")
+		r.tags = []string{"percent"}
+		r.noKeep = true
+		return r
+	}},
+	{id: "split-line", only: func(f *family) bool { return !f.multiline && f.shaped }, render: func(g *gen, s slot) rendered {
+		// A key wrapped by a terminal or an editor inside its quotes.
+		v := s.v.text
+		cut := len(v)/3 + g.r.IntN(len(v)/3+1)
+		n := snake(s.name)
+		text := fmt.Sprintf("%s = \"%s\n    %s\"\nretries = 3\n", n, v[:cut], v[cut:])
+		r := rendered{text: text, value: v[:cut], more: []string{v[cut:]}, keep: []string{"retries = 3"}, ok: true, tags: []string{"split"}}
+		return r
+	}},
 	{id: "xml", render: func(g *gen, s slot) rendered {
 		switch g.r.IntN(3) {
 		case 0:

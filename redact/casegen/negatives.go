@@ -65,6 +65,9 @@ var negatives = []negKind{
 	{id: "id", value: func(g *gen, c *context) (string, val) {
 		name := g.secretName()
 		suffix := pick(g, []string{"id", "name", "type", "expires at", "version", "ttl", "length", "region", "owner", "scope", "issuer"})
+		if suffix == "id" && name == "private key" {
+			suffix = "name" // a service account's private_key_id counts as secret (issue 17)
+		}
 		name += " " + suffix
 		var v string
 		switch suffix {
