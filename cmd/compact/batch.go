@@ -27,6 +27,7 @@ import (
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -975,7 +976,7 @@ func totals(all []*fileResult) batchTotals {
 
 func (b *batch) writeReport(w io.Writer, all []*fileResult, interrupted bool) error {
 	rep := batchReport{
-		Command: shownCommand("compact batch", b.args), Out: b.out, Store: b.storeShown, Session: b.session,
+		Command: safeurl.Text(shownCommand("compact batch", b.args), b.storeSpec), Out: b.out, Store: b.storeShown, Session: b.session,
 		Options: b.options, Interrupted: interrupted, StartedAt: b.started.UTC(),
 		DurationMS: float64(time.Since(b.started).Microseconds()) / 1000,
 		Warnings:   append([]string{}, b.warnings...), Totals: totals(all), Files: all,

@@ -17,6 +17,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/redis/go-redis/v9"
 )
@@ -62,6 +63,7 @@ func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor, pla
 	// once, with the address.
 	redis.SetLogger(redisQuietLogger{})
 	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{Key: key, Redactor: r, Plain: plain && r == nil})
+	err = safeurl.Error(err, spec) // whatever a store package left in
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return nil, usageErrorf("--store: %v", err)
 	}
