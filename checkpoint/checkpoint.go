@@ -158,6 +158,9 @@ type Checkpoint struct {
 	State json.RawMessage `json:"state,omitempty"`
 	// UsedNonces lists the nonces of the resume tokens Approve accepted
 	// for this session, so that a token approves one pending action once.
+	// Save keeps the parent's nonces whatever this field holds (it sets
+	// the field to the union): a writer that builds its checkpoint afresh
+	// cannot re-arm a used token.
 	UsedNonces []string `json:"used_nonces,omitempty"`
 	// CreatedAt is when the session's first checkpoint was saved; UpdatedAt
 	// when this one was.

@@ -133,6 +133,9 @@ type parentState struct {
 	id        string
 	seq       int64
 	createdAt time.Time
+	// usedNonces are the parent's used resume-token nonces, which a
+	// save keeps.
+	usedNonces []string
 }
 
 // Opener opens a store of one URL scheme from its spec.
