@@ -21,6 +21,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
@@ -217,20 +218,11 @@ func upstreamURL(p Provider, raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("serve: %s upstream %q: want an http(s) URL", p, redactURL(raw))
+		return nil, fmt.Errorf("serve: %s upstream %q: want an http(s) URL", p, safeurl.String(raw))
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
 	u.RawPath = ""
 	return u, nil
-}
-
-// redactURL hides a URL's user information.
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		u.User = url.User("xxxxx")
-		return u.String()
-	}
-	return raw
 }
 
 // modelEnv is what compacting for one model needs.
@@ -702,6 +694,11 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 // long messages cut.
 func (s *Server) clean(err error) string {
 	msg := err.Error()
+	for _, u := range s.upstreams {
+		if u.User != nil {
+			msg = safeurl.Text(msg, u.String())
+		}
+	}
 	if r, rerr := redact.New(redact.Config{}); rerr == nil {
 		msg = r.String(msg)
 	}
