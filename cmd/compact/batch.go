@@ -27,7 +27,7 @@ import (
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
-	"github.com/compactkit/compact/tokens"
+	"github.com/compactkit/compact/internal/safeurl"
 )
 
 const batchUsage = "compact batch [flags] DIR|GLOB|FILE... --out DIR"
@@ -84,6 +84,7 @@ func batchFlags(e *env, o *batchOptions) *flag.FlagSet {
 	compactionFlags(fs, &o.compactOptions)
 	fs.StringVar(&o.out, "out", "", "write the compacted transcripts under `DIR`, mirroring the input paths (required)")
 	fs.StringVar(&o.store, "store", "", "checkpoint store of the batch's progress: `DIR` or redis://HOST:PORT/DB (default OUT/"+batchStoreDir+")")
+	fs.BoolVar(&o.redactKept, "redact-kept", false, redactKeptUsage)
 	fs.StringVar(&o.reportFile, "report", "", "write a JSON report, one entry per file, to `FILE`")
 	fs.IntVar(&o.jobs, "j", 0, "files compacted at once (default: the number of CPUs)")
 	fs.IntVar(&o.llmConcurrency, "llm-concurrency", 0, "most LLM calls at once across workers (default: one per worker)")
@@ -280,18 +281,16 @@ func (b *batch) configure() error {
 		return usageErrorf("%w", err)
 	}
 	lc, _ := b.o.llmConfig(b.e)
-	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model)
-	if _, known := tokens.LookupModel(b.o.model); b.o.model != "" && !known {
-		b.warnings = append(b.warnings, fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
-			b.o.model, b.comp.Config().Window))
-	}
+	// An unknown model is warned about by the compactor, in every file's
+	// record.
+	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model, b.o.redactKept)
 	return nil
 }
 
 // optionsHash identifies the options that shape an output, so changing
 // one of them (or upgrading compact) redoes the files a run finished under
 // the old ones. Timeouts, retries, workers and the API key do not count.
-func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string) string {
+func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string, redactKept bool) string {
 	v := struct {
 		Version                                      string
 		Model                                        string
@@ -303,12 +302,14 @@ func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel strin
 		LLM                                          bool
 		BaseURL, SummaryModel, Focus                 string
 		PruneMin, PruneHead, PruneTail, PruneDupSize int
+		RedactKept                                   bool
 	}{
 		version, cfg.Model, cfg.Window, cfg.OutputReserve, cfg.TriggerTokens, cfg.TargetTokens,
 		cfg.Threshold, cfg.Force, cfg.AbortOnSummaryFailure, cfg.SummarizeSystemNotes,
 		cfg.KeepHead, cfg.KeepTailTokens, cfg.MinTailMessages, cfg.HandoffTokens,
 		cfg.Strategy, usesLLM, "", "", cfg.Focus,
 		cfg.Prune.MinTokens, cfg.Prune.HeadLines, cfg.Prune.TailLines, cfg.Prune.MinDuplicateBytes,
+		redactKept,
 	}
 	if usesLLM {
 		v.BaseURL, v.SummaryModel = baseURL, summaryModel
@@ -560,6 +561,10 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("OpenHands evaluation output with %d instances: only the first is compacted, the others are copied as they are (as compact FILE does)", n))
 	}
 	res, err := b.comp.Compact(ctx, t)
+	if err == nil && b.o.redactKept {
+		res.Transcript = redactKept(b.comp.Config().Redactor, res.Transcript)
+		res.Record.TokensAfter, _, _ = b.comp.NeedsCompaction(res.Transcript)
+	}
 	r.TokensBefore, r.TokensAfter, r.Saved = res.Record.TokensBefore, res.Record.TokensAfter, res.Record.Saved()
 	r.Method, r.Reason, r.LLMAttempts = res.Record.Method, res.Record.Reason, res.Record.LLMAttempts
 	r.Warnings = append(r.Warnings, res.Record.Warnings...)
@@ -975,7 +980,7 @@ func totals(all []*fileResult) batchTotals {
 
 func (b *batch) writeReport(w io.Writer, all []*fileResult, interrupted bool) error {
 	rep := batchReport{
-		Command: shownCommand("compact batch", b.args), Out: b.out, Store: b.storeShown, Session: b.session,
+		Command: safeurl.Text(shownCommand("compact batch", b.args), b.storeSpec), Out: b.out, Store: b.storeShown, Session: b.session,
 		Options: b.options, Interrupted: interrupted, StartedAt: b.started.UTC(),
 		DurationMS: float64(time.Since(b.started).Microseconds()) / 1000,
 		Warnings:   append([]string{}, b.warnings...), Totals: totals(all), Files: all,
