@@ -136,6 +136,10 @@ func TestDetect(t *testing.T) {
 		{"quoted header argument", `curl -H 'X-Db-Password: a<b)cK9#x2Lq' https://x`, `curl -H 'X-Db-Password: [REDACTED:password#1]' https://x`},
 		{"doppler service token with its config", "DOPPLER_TOKEN_X dp.st.prd_backend.WXJPF2KauuyViX2jNss3H3yKUENtYhPfvF6ISqyWvP", "DOPPLER_TOKEN_X [REDACTED:doppler-token#1]"},
 
+		{"password holding an unclosed (? and %", `mysql_root_password = "cATaIfADW5(?CXb4e%cQK"`, `mysql_root_password = "[REDACTED:password#1]"`},
+		{"percent-encoded password opening (?!", "jdbc:postgresql://db:5432/a?user=svc&password=5Qh%28%3F%21px43hulkI5xf8Y33&ssl=true", "jdbc:postgresql://db:5432/a?user=svc&password=[REDACTED:password#1]&ssl=true"},
+		{"marker letters in mixed case are chance", "JwtSecret=e3ogAa3n2QncGQ2Msv7ZQ9sxoJrpAa-TOdoHGeDdaEU=", "JwtSecret=[REDACTED:secret#1]"},
+		{"a < in a password opens no tag", "PASSWORD=ExDMB<yHZjo/SO0M", "PASSWORD=[REDACTED:password#1]"},
 		// Encoded and split secrets (issue 17, leak 7).
 		{"base64-wrapped", "echo T1BFTkFJX0FQSV9LRVk9c2stcHJvai1RdzNyVDd5VTlpTzFwQTVzRDJmRzhoSjRrTDZ6WDBjVjdiTjNtUTF3RTVyVDl5VTJpTzRwQTZzRDhmRzBoCg== | base64 -d > .env", "echo [REDACTED:openai-api-key#1] | base64 -d > .env"},
 		{"percent-encoded", "POST /login body=password%3DKq7%23mZ2p9vLw%26user%3Dapp&next=%2Fhome", "POST /login body=password%3D[REDACTED:password#1]%26user%3Dapp&next=%2Fhome"},
