@@ -1000,7 +1000,7 @@ func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 		vs := k + 1
 		for j := vs; j < len(t) && j-vs < 16384; j++ {
 			c := t[j]
-			if c == '\n' && q != '`' {
+			if (c == '\n' || c == '\r') && q != '`' {
 				return vs, j, j > vs
 			}
 			if c == q || (esc > 0 && c == '"') {

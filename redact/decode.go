@@ -80,15 +80,36 @@ func decodeScan(sc *scan) {
 // splitRunByte reports bytes of a token a line break may split.
 func splitRunByte(c byte) bool { return isTokenByte(c) || c == ':' || c == '~' }
 
-// splitScan looks at every line that ends inside a quoted token.
+// splitScan looks at every line that ends inside a quoted token. A line
+// ends at a line feed, a carriage return and line feed (Windows files, and
+// "\r\n" escaped in JSON, which the JSON view decodes), a carriage return
+// alone, or one of these written as escapes (\n, \r\n, \r: a string in
+// source code, or JSON inside a JSON string).
 func splitScan(sc *scan) {
 	t := sc.text
-	for i := 0; ; {
-		nl := strings.IndexByte(t[i:], '\n')
-		if nl < 0 {
+	breaks := "\n"
+	if strings.IndexByte(t, '\r') >= 0 || strings.IndexByte(t, '\\') >= 0 {
+		breaks = "\r\n\\"
+	}
+	for i := 0; i < len(t); {
+		var b int
+		if len(breaks) == 1 {
+			b = strings.IndexByte(t[i:], '\n')
+		} else {
+			b = strings.IndexAny(t[i:], breaks)
+		}
+		if b < 0 {
 			return
 		}
-		e := i + nl
+		e := i + b
+		n := lineBreakLen(t, e)
+		if n == 0 { // a backslash that escapes no line break
+			i = e + 1
+			if i < len(t) && t[i] == '\\' {
+				i++ // an escaped backslash: what follows is no escape
+			}
+			continue
+		}
 		s := e
 		for s > 0 && e-s < 512 && splitRunByte(t[s-1]) {
 			s--
@@ -96,8 +117,40 @@ func splitScan(sc *scan) {
 		if s < e && s > 0 && isQuote(t[s-1]) {
 			e = sc.splitValue(s, e)
 		}
-		i = e + 1
+		i = e + max(1, lineBreakLen(t, e))
 	}
+}
+
+// lineBreakLen is the length of the line break at t[i]: "\r\n", "\n" or a
+// lone "\r", or the same written as escapes; 0 for none.
+func lineBreakLen(t string, i int) int {
+	switch {
+	case i >= len(t):
+		return 0
+	case t[i] == '\n':
+		return 1
+	case t[i] == '\r':
+		if i+1 < len(t) && t[i+1] == '\n' {
+			return 2
+		}
+		return 1
+	case t[i] == '\\' && i+1 < len(t):
+		switch {
+		case t[i+1] == 'n':
+			return 2
+		case t[i+1] == 'r':
+			if strings.HasPrefix(t[i+2:], `\n`) {
+				return 4
+			}
+			return 2
+		}
+	}
+	return 0
+}
+
+// quoteAt reports the quote q at t[i], or the same quote escaped (\").
+func quoteAt(t string, i int, q byte) bool {
+	return i < len(t) && (t[i] == q || t[i] == '\\' && i+1 < len(t) && t[i+1] == q)
 }
 
 // subScan scans decoded text and reports the rule of the strongest secret
@@ -202,8 +255,8 @@ func (sc *scan) splitValue(s, e int) int {
 	type piece struct{ at, from int }
 	pieces := []piece{{0, s}}
 	j := e
-	for lines := 0; lines < 3 && j < len(t) && t[j] == '\n'; lines++ {
-		k := j + 1
+	for lines := 0; lines < 3 && lineBreakLen(t, j) > 0; lines++ {
+		k := j + lineBreakLen(t, j)
 		for k < len(t) && (t[k] == ' ' || t[k] == '\t') {
 			k++
 		}
@@ -216,11 +269,11 @@ func (sc *scan) splitValue(s, e int) int {
 		}
 		pieces = append(pieces, piece{len(joined), k})
 		joined = append(joined, t[k:m]...)
-		if m < len(t) && t[m] == q {
+		if quoteAt(t, m, q) {
 			break
 		}
 		j = m
-		if j >= len(t) || t[j] != '\n' {
+		if lineBreakLen(t, j) == 0 {
 			return e
 		}
 	}
@@ -229,7 +282,7 @@ func (sc *scan) splitValue(s, e int) int {
 	}
 	last := pieces[len(pieces)-1]
 	end := last.from + len(joined) - last.at
-	if end >= len(t) || t[end] != q {
+	if !quoteAt(t, end, q) {
 		return e
 	}
 	toText := func(p int) int { // joined offset to text offset

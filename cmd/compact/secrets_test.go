@@ -136,6 +136,9 @@ func plantTranscript(t *testing.T) (string, []planted) {
 	split := len(ant.Value) / 2
 	tool("api_key = \"" + ant.Value[:split] + "\n    " + ant.Value[split:] + "\"") // leak 7: split by a line break
 	secrets = append(secrets, planted{"middle-split", ant.Family, ant.Value[:split]}, planted{"middle-split", ant.Family, ant.Value[split:]})
+	split = len(gh.Value) / 2
+	tool("[auth]\r\ntoken = '" + gh.Value[:split] + "\r\n" + gh.Value[split:] + "'\r\n") // QA-3: split by a Windows line break
+	secrets = append(secrets, planted{"middle-split-crlf", gh.Family, gh.Value[:split]}, planted{"middle-split-crlf", gh.Family, gh.Value[split:]})
 
 	// Clean calls between the middle and the tail: the kept tail holds at
 	// least four messages, and must not reach into the planted middle.
