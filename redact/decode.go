@@ -87,27 +87,19 @@ func splitRunByte(c byte) bool { return isTokenByte(c) || c == ':' || c == '~' }
 // source code, or JSON inside a JSON string).
 func splitScan(sc *scan) {
 	t := sc.text
-	breaks := "\n"
-	if strings.IndexByte(t, '\r') >= 0 || strings.IndexByte(t, '\\') >= 0 {
-		breaks = "\r\n\\"
-	}
+	// The next LF, CR and escaped LF and CR, each found by its own
+	// (vectorised) search and looked for again only once passed.
+	next := [4]nextIndex{{s: "\n", at: -1}, {s: "\r", at: -1}, {s: `\n`, at: -1}, {s: `\r`, at: -1}}
 	for i := 0; i < len(t); {
-		var b int
-		if len(breaks) == 1 {
-			b = strings.IndexByte(t[i:], '\n')
-		} else {
-			b = strings.IndexAny(t[i:], breaks)
+		e := len(t)
+		for k := range next {
+			e = min(e, next[k].from(t, i))
 		}
-		if b < 0 {
+		if e == len(t) {
 			return
 		}
-		e := i + b
-		n := lineBreakLen(t, e)
-		if n == 0 { // a backslash that escapes no line break
+		if t[e] == '\\' && escapedAt(t, e) { // \\n: an escaped backslash, then n
 			i = e + 1
-			if i < len(t) && t[i] == '\\' {
-				i++ // an escaped backslash: what follows is no escape
-			}
 			continue
 		}
 		s := e
@@ -119,6 +111,24 @@ func splitScan(sc *scan) {
 		}
 		i = e + max(1, lineBreakLen(t, e))
 	}
+}
+
+// nextIndex is the position of the next s in a text, at or after where it
+// was last asked from; len(text) when there is none.
+type nextIndex struct {
+	s  string
+	at int
+}
+
+func (n *nextIndex) from(t string, i int) int {
+	if n.at < i {
+		if k := strings.Index(t[i:], n.s); k >= 0 {
+			n.at = i + k
+		} else {
+			n.at = len(t)
+		}
+	}
+	return n.at
 }
 
 // lineBreakLen is the length of the line break at t[i]: "\r\n", "\n" or a
