@@ -29,6 +29,12 @@ func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcr
 				p.ToolCall.Arguments, found = r.redactRaw(p.ToolCall.Arguments, mk)
 				note(found, i, j, "arguments")
 			}
+			// The reader's tag repeats what the arguments hold (a command,
+			// a path, a URL): masked alike, it gets the same masks.
+			if p.ToolCall != nil && p.ToolCall.Target != "" {
+				p.ToolCall.Target, found = r.redactDoc(p.ToolCall.Target, mk)
+				note(found, i, j, "target")
+			}
 			if p.Image != nil && p.Image.URL != "" {
 				p.Image.URL, found = r.redactDoc(p.Image.URL, mk)
 				note(found, i, j, "image")
@@ -67,6 +73,12 @@ func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcr
 		var found []Finding
 		c.Tools[i].Description, found = r.redactDoc(c.Tools[i].Description, mk)
 		note(found, 0, i, "tool")
+		// A schema's descriptions, defaults and enums are written by
+		// people, examples and now and then a real key among them.
+		if len(c.Tools[i].Parameters) > 0 {
+			c.Tools[i].Parameters, found = r.redactRaw(c.Tools[i].Parameters, mk)
+			note(found, 0, i, "tool-parameters")
+		}
 	}
 	return c, all
 }
@@ -111,6 +123,7 @@ func (m *masker) reserveTranscript(t compact.Transcript) {
 			m.reserve(p.Text)
 			if p.ToolCall != nil {
 				m.reserveBytes(p.ToolCall.Arguments)
+				m.reserve(p.ToolCall.Target)
 			}
 		}
 		for _, rec := range msg.Source.Records {
@@ -123,6 +136,7 @@ func (m *masker) reserveTranscript(t compact.Transcript) {
 	m.reserveBytes(t.Envelope)
 	for _, tool := range t.Tools {
 		m.reserve(tool.Description)
+		m.reserveBytes(tool.Parameters)
 	}
 }
 
