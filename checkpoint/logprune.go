@@ -206,12 +206,17 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		}
 		return s.legacy.recover(ctx, session)
 	}
+	var lockedErr error
 	for i := len(ss.recs) - 1; i >= 0; i-- {
 		x, err := ss.indexOf(i)
 		if err != nil {
 			continue
 		}
 		c, _, err := s.materialize(session, ss, ss.recs[i], x)
+		if locked(err) && lockedErr == nil {
+			// Without its key a checkpoint cannot be checked: not damage.
+			lockedErr = err
+		}
 		if err != nil {
 			continue
 		}
@@ -231,6 +236,9 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		}
 		ss.reset(LogPos{})
 		return c, nil
+	}
+	if lockedErr != nil {
+		return nil, fmt.Errorf("%w; nothing was changed", lockedErr)
 	}
 	where := ""
 	if len(ss.damage) > 0 {

@@ -191,10 +191,14 @@ func newCPFlags(e *env, name, usage string) cpFlags {
 }
 
 // cpStoreError maps store errors onto exit codes: a malformed session or
-// checkpoint ID is bad usage; the rest are failures.
+// checkpoint ID is bad usage; the rest are failures (an encrypted session
+// read without a key says how to give one).
 func cpStoreError(err error) error {
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return badInput(err)
+	}
+	if errors.Is(err, checkpoint.ErrKeyRequired) {
+		return fmt.Errorf("%w: set $%s to the session's key", err, checkpointKeyEnv)
 	}
 	return err
 }
@@ -269,6 +273,7 @@ func cpList(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(tw, "SESSION\tSTATUS\tSEQ\tDONE\tUPDATED\tTASK")
 	for _, in := range infos {
 		status, updated, task := string(in.Status), in.UpdatedAt.Local().Format(time.DateTime), cpOneLine(in.Task, 60)
+		done := fmt.Sprintf("%d/%d", in.CompletedSteps, in.Steps)
 		if in.Damaged != "" {
 			// The newest readable checkpoint's figures, and where the log breaks.
 			status, task = "DAMAGED", in.Damaged
@@ -276,7 +281,10 @@ func cpList(ctx context.Context, e *env, args []string) error {
 				updated = "-"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", in.Session, status, in.Seq, in.CompletedSteps, in.Steps, updated, task)
+		if in.Encrypted != "" {
+			done, task = "?", fmt.Sprintf("(encrypted with key %s; set $%s)", in.Encrypted, checkpointKeyEnv)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", in.Session, status, in.Seq, done, updated, task)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -622,10 +630,30 @@ func cpVerify(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "checked %d checkpoints: %d problems\n", n, len(problems))
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("checkpoint verify: %d problems in %d checkpoints (compact checkpoint recover SESSION rebuilds a session's head from its newest checkpoint that verifies)", len(problems), n)
+	return verifyOutcome(problems, n)
+}
+
+// verifyOutcome is the error of a verify that found problems: damage,
+// which recover repairs, and sessions sealed with a key the store was not
+// given, which only the key opens.
+func verifyOutcome(problems []checkpoint.Problem, checked int) error {
+	var sealed []string
+	damaged := 0
+	for _, p := range problems {
+		if errors.Is(p.Err, checkpoint.ErrKeyRequired) || errors.Is(p.Err, checkpoint.ErrWrongKey) {
+			sealed = append(sealed, p.Session)
+		} else {
+			damaged++
+		}
 	}
-	return nil
+	var errs []error
+	if damaged > 0 {
+		errs = append(errs, fmt.Errorf("checkpoint verify: %d problems in %d checkpoints (compact checkpoint recover SESSION rebuilds a session's head from its newest checkpoint that verifies)", damaged, checked))
+	}
+	if len(sealed) > 0 {
+		errs = append(errs, fmt.Errorf("checkpoint verify: %d encrypted session(s) not verified: %s (set $%s to their key)", len(sealed), strings.Join(sealed, ", "), checkpointKeyEnv))
+	}
+	return errors.Join(errs...)
 }
 
 // recoverReport is one line of "checkpoint recover --json".
