@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/checkpoint/storetest"
@@ -70,6 +72,67 @@ func TestCheckpointEmptyAndUnknownSessions(t *testing.T) {
 		out, errOut, code := cpRun(t, vars, "checkpoint", "recover", session)
 		if code != 1 || !strings.Contains(errOut, "checkpoint not found: session "+session) || strings.Contains(errOut, "corrupt") {
 			t.Errorf("recover %s: exit %d\n%s%s", session, code, out, errOut)
+		}
+	}
+}
+
+// TestCheckpointToken (QA-14.2): the CLI issues a resume token for a
+// session's pending action (the token alone on stdout), and resume
+// --approve - takes it from stdin or $COMPACT_RESUME_TOKEN, off the
+// command line.
+func TestCheckpointToken(t *testing.T) {
+	for _, via := range []string{"stdin", "env"} {
+		dir := t.TempDir()
+		seedStore(t, dir, checkpoint.Options{})
+		vars := map[string]string{checkpointStoreEnv: dir, resumeKeyEnv: "resume-key-0123456789abcdef"}
+		code, tok, errOut := runCmd(t, "", vars, "checkpoint", "token", "deploy", "--user", "alice", "--ttl", "5m")
+		tok = strings.TrimSpace(tok)
+		if code != 0 || tok == "" || strings.Contains(tok, "\n") || !strings.Contains(errOut, "approves deploy's pending deploy") || !strings.Contains(errOut, "by alice") {
+			t.Fatalf("token: exit %d %q %q", code, tok, errOut)
+		}
+		stdin, env := tok+"\n", map[string]string{checkpointStoreEnv: dir, resumeKeyEnv: vars[resumeKeyEnv]}
+		if via == "env" {
+			stdin, env[resumeTokenEnv] = "", tok
+		}
+		code, out, errOut := runCmd(t, stdin, env, "checkpoint", "resume", "deploy", "--user", "alice", "--approve", "-")
+		if code != 0 || !strings.Contains(out, "approved deploy's pending action as alice") {
+			t.Fatalf("%s: resume --approve -: exit %d\n%s%s", via, code, out, errOut)
+		}
+		// Used once: the same token again is refused.
+		code, out, errOut = runCmd(t, stdin, env, "checkpoint", "resume", "deploy", "--user", "alice", "--approve", "-")
+		if code != 1 {
+			t.Fatalf("%s: the token approved twice: exit %d\n%s%s", via, code, out, errOut)
+		}
+	}
+
+	dir := t.TempDir()
+	seedStore(t, dir, checkpoint.Options{})
+	vars := map[string]string{checkpointStoreEnv: dir, resumeKeyEnv: "resume-key-0123456789abcdef"}
+	code, out, _ := runCmd(t, "", vars, "checkpoint", "token", "deploy", "--user", "alice", "--json")
+	var rep tokenReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Token == "" || rep.Tool != "deploy" || rep.User != "alice" ||
+		rep.ParamsSHA256 == "" || time.Until(rep.ExpiresAt) < 9*time.Minute || time.Until(rep.ExpiresAt) > 11*time.Minute {
+		t.Fatalf("token --json: exit %d %s", code, out)
+	}
+	if err := (checkpoint.Tokens{Key: []byte(vars[resumeKeyEnv])}).Verify(rep.Token, "deploy", "alice", rep.ParamsSHA256); err != nil {
+		t.Fatalf("the issued token does not verify: %v", err)
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		code int
+		want string
+	}{
+		{vars, []string{"token", "docs", "--user", "alice"}, 1, "no action waits for approval"},
+		{vars, []string{"token", "nosuch", "--user", "alice"}, 1, "not found"},
+		{vars, []string{"token", "deploy"}, 2, "--user"},
+		{vars, []string{"token", "deploy", "--user", "alice", "--ttl", "-1m"}, 2, "--ttl"},
+		{map[string]string{checkpointStoreEnv: dir}, []string{"token", "deploy", "--user", "alice"}, 2, resumeKeyEnv},
+		{vars, []string{"resume", "deploy", "--user", "alice", "--approve", "-"}, 2, "no token on stdin and $" + resumeTokenEnv},
+	} {
+		code, out, errOut := runCmd(t, "", c.env, append([]string{"checkpoint"}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q\n%s%s", c.args, code, c.code, c.want, out, errOut)
 		}
 	}
 }
