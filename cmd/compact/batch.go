@@ -240,7 +240,7 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 			exclude = append(exclude, abs)
 		}
 	}
-	base, found, err := discover(pos, exclude)
+	base, found, err := discover("batch", pos, exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -1162,7 +1162,7 @@ type batchFile struct {
 // with ** matched, files as given) into files, each with its path relative
 // to base, the deepest directory holding every argument, so outputs mirror
 // the inputs. Paths under exclude (the output and the store) are left out.
-func discover(args []string, exclude []string) (base string, files []*batchFile, err error) {
+func discover(cmd string, args []string, exclude []string) (base string, files []*batchFile, err error) {
 	type found struct {
 		path, abs  string
 		skip, fail string
@@ -1194,7 +1194,7 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 		case hasMeta(arg):
 			root, pat, err := splitGlob(arg)
 			if err != nil {
-				return "", nil, err
+				return "", nil, usageErrorf("%s: %w", cmd, err)
 			}
 			bases = append(bases, root)
 			n := len(all)
@@ -1202,14 +1202,14 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 				return "", nil, err
 			}
 			if len(all) == n {
-				return "", nil, usageErrorf("batch: %s matches no files", arg)
+				return "", nil, usageErrorf("%s: %s matches no files", cmd, arg)
 			}
 		default:
 			return "", nil, badInput(statErr)
 		}
 	}
 	if base, err = commonDir(bases); err != nil {
-		return "", nil, usageErrorf("batch: %v", err)
+		return "", nil, usageErrorf("%s: %v", cmd, err)
 	}
 	seen := map[string]bool{}
 	for _, f := range all {
@@ -1219,12 +1219,12 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 		seen[f.abs] = true
 		rel, err := filepath.Rel(base, f.abs)
 		if err != nil {
-			return "", nil, usageErrorf("batch: %v", err)
+			return "", nil, usageErrorf("%s: %v", cmd, err)
 		}
 		files = append(files, &batchFile{path: f.path, rel: filepath.ToSlash(rel), size: f.size, skip: f.skip, fail: f.fail})
 	}
 	if len(files) == 0 {
-		return "", nil, usageErrorf("batch: no files under %s", strings.Join(args, ", "))
+		return "", nil, usageErrorf("%s: no files under %s", cmd, strings.Join(args, ", "))
 	}
 	slices.SortFunc(files, func(x, y *batchFile) int { return strings.Compare(x.rel, y.rel) })
 	return base, files, nil
@@ -1300,10 +1300,10 @@ func splitGlob(pattern string) (root string, pat []string, err error) {
 			continue
 		}
 		if strings.Contains(s, "**") {
-			return "", nil, usageErrorf("batch: %s: ** must be a whole path segment (dir/**/*.jsonl)", pattern)
+			return "", nil, fmt.Errorf("%s: ** must be a whole path segment (dir/**/*.jsonl)", pattern)
 		}
 		if _, err := path.Match(s, ""); err != nil {
-			return "", nil, usageErrorf("batch: %s: %v", pattern, err)
+			return "", nil, fmt.Errorf("%s: %v", pattern, err)
 		}
 	}
 	root = strings.Join(segs[:i], "/")
