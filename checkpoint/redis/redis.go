@@ -48,13 +48,20 @@ type Store struct {
 
 // Open is the checkpoint.Opener of redis:// and rediss:// specs: it
 // connects and pings, so an unreachable server is reported at once. Its
-// errors never show the spec's password.
+// client honours each call's context deadline and does not retry a refused
+// dial with backoff. Its errors never show the spec's password.
 func Open(ctx context.Context, spec string, opts checkpoint.Options) (checkpoint.Store, error) {
 	ro, err := redis.ParseURL(spec)
 	if err != nil {
 		// go-redis and net/url quote the whole URL in their errors.
 		return nil, fmt.Errorf("%w: store %q: %w", checkpoint.ErrInvalid, safeurl.String(spec), safeurl.Error(err, spec))
 	}
+	// A call gives up at its context's deadline (go-redis otherwise waits
+	// out its own read timeout and retries), and a refused connection is
+	// dialled twice, not five times with backoff: a store on the request
+	// path of a proxy must fail fast.
+	ro.ContextTimeoutEnabled = true
+	ro.DialerRetries = 1
 	s, err := New(redis.NewClient(ro), opts)
 	if err != nil {
 		return nil, err
