@@ -24,6 +24,11 @@ func (s *LogStore) Prune(ctx context.Context, p PruneOptions) (PruneResult, erro
 			return res, err
 		}
 		r, err := s.pruneSession(ctx, name, p, now)
+		// A save that landed during the pass moved the log on: plan
+		// again on the new log (a pruner is not a second writer).
+		for try := 0; errors.Is(err, ErrConflict) && try < maxRaceRetries; try++ {
+			r, err = s.pruneSession(ctx, name, p, now)
+		}
 		if errors.Is(err, ErrUnavailable) {
 			return res, err
 		}
