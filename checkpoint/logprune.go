@@ -29,6 +29,10 @@ func (s *LogStore) Prune(ctx context.Context, p PruneOptions) (PruneResult, erro
 		for try := 0; errors.Is(err, ErrConflict) && try < maxRaceRetries; try++ {
 			r, err = s.pruneSession(ctx, name, p, now)
 		}
+		if errors.Is(err, ErrConflict) {
+			res.Busy = append(res.Busy, name)
+			continue
+		}
 		if errors.Is(err, ErrUnavailable) {
 			return res, err
 		}

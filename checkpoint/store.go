@@ -81,6 +81,9 @@ type PruneOptions struct {
 type PruneResult struct {
 	Checkpoints int `json:"checkpoints"`
 	Sessions    int `json:"sessions"`
+	// Busy names the sessions left as they were because saves kept
+	// landing while they were pruned: live sessions, pruned another time.
+	Busy []string `json:"busy,omitempty"`
 }
 
 // Options configures a store. The zero value gives a store that redacts

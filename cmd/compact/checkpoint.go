@@ -604,6 +604,9 @@ func cpPrune(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		fmt.Fprintf(e.stdout, "pruned %d checkpoints, %d whole sessions\n", res.Checkpoints, res.Sessions)
+		if len(res.Busy) > 0 {
+			fmt.Fprintf(e.stdout, "left as they were (saving while pruned; prune again later): %s\n", strings.Join(res.Busy, ", "))
+		}
 	}
 	return err
 }
