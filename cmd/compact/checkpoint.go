@@ -288,6 +288,9 @@ func cpList(ctx context.Context, e *env, args []string) error {
 				updated = "-"
 			}
 		}
+		if in.Busy {
+			status, done, updated, task = "BUSY", "?", "-", "(a writer holds its lock: a save in progress, or a writer stopped mid-save)"
+		}
 		if in.Encrypted != "" {
 			done, task = "?", fmt.Sprintf("(encrypted with key %s; set $%s)", in.Encrypted, checkpointKeyEnv)
 		}
