@@ -18,6 +18,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
+	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/redis/go-redis/v9"
@@ -142,6 +143,7 @@ const checkpointUsage = `compact checkpoint list|show|history|resume|token|prune
 const checkpointExamples = `  compact checkpoint list --status failed,paused --max-age 24h
   compact checkpoint list --like "fix the failing build"      # resumable sessions like this task
   compact checkpoint show SESSION [ID] [--json]
+  compact checkpoint show SESSION --transcript -o resumed.jsonl  # the stored transcript, as its agent reads it
   compact checkpoint history SESSION
   compact checkpoint resume SESSION                           # what runs next
   compact checkpoint token SESSION --user alice --ttl 10m     # a resume token for its pending action
@@ -353,13 +355,30 @@ func cpOneLine(s string, n int) string {
 }
 
 func cpShow(ctx context.Context, e *env, args []string) error {
-	fs := newCPFlags(e, "show", "show SESSION [ID] [--json]")
+	fs := newCPFlags(e, "show", "show SESSION [ID] [--json | --transcript [-o FILE] [--to FORMAT]]")
+	asTranscript := fs.Bool("transcript", false, "write the checkpoint's transcript as a file its agent reads (redacted as stored), instead of a summary")
+	out := fs.String("o", "", "with --transcript: write to `FILE` (atomically) instead of stdout")
+	to := fs.String("to", "", "with --transcript: write in this `FORMAT` (default: the transcript's own)")
 	rest, err := parseFlags(fs.FlagSet, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) < 1 || len(rest) > 2 {
 		return usageErrorf("checkpoint show: want SESSION [ID]")
+	}
+	if !*asTranscript && (*out != "" || *to != "") {
+		return usageErrorf("checkpoint show: -o and --to go with --transcript")
+	}
+	if *asTranscript && *fs.asJSON {
+		return usageErrorf("checkpoint show: --transcript writes the transcript itself; drop --json")
+	}
+	var toFormat format.Format
+	if *to != "" {
+		f, ok := format.Lookup(format.Name(*to))
+		if !ok || f.Write == nil {
+			return usageErrorf("checkpoint show: --to: cannot write %q (compact writes %s)", *to, formatNames(true))
+		}
+		toFormat = f
 	}
 	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
@@ -375,10 +394,34 @@ func cpShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return cpStoreError(err)
 	}
+	if *asTranscript {
+		return cpWriteTranscript(e, c, toFormat, *out)
+	}
 	if *fs.asJSON {
 		return cpPrintJSON(e.stdout, c)
 	}
 	return cpWriteSummary(e.stdout, c)
+}
+
+// cpWriteTranscript writes the transcript a checkpoint holds, in its own
+// format or in to, to path (atomically) or stdout: the file an agent
+// resumes from, as compact -o wrote it (redacted as stored).
+func cpWriteTranscript(e *env, c *checkpoint.Checkpoint, to format.Format, path string) error {
+	if c.Transcript == nil || len(c.Transcript.Messages) == 0 && len(c.Transcript.Records) == 0 {
+		return fmt.Errorf("checkpoint show --transcript: session %s, checkpoint %s holds no transcript", c.Session, c.ID)
+	}
+	t := *c.Transcript
+	name := format.Name(t.Format)
+	if to.Name != "" {
+		name = to.Name
+	} else if f, ok := format.Lookup(name); !ok || f.Write == nil {
+		return usageErrorf("checkpoint show --transcript: compact cannot write %s transcripts; pick one with --to (%s)", t.Format, formatNames(true))
+	}
+	if n := len(t.Records); n > 0 && !sameFamily(format.Name(t.Format), name) {
+		fmt.Fprintf(e.stderr, "compact: note: %d %s records (metadata: %s) have no place in %s and are not written\n",
+			n, t.Format, recordTypes(t.Records), name)
+	}
+	return writeOutput(e, path, func(w io.Writer) error { return format.Write(w, t, name) })
 }
 
 func cpWriteSummary(w io.Writer, c *checkpoint.Checkpoint) error {
