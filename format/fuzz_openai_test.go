@@ -2,15 +2,12 @@ package format
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/compactkit/compact/internal/corpus"
-	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Fuzz targets, one per reader of the API formats. Each reads arbitrary
@@ -75,54 +72,4 @@ func fuzzReader(t *testing.T, data []byte, as Name) {
 	for _, to := range writers {
 		checkConversion(t, tr, to)
 	}
-}
-
-// FuzzScanOAMessage: where the one-pass reader of a chat message serves a
-// record, it reads what json.Unmarshal reads.
-func FuzzScanOAMessage(f *testing.F) {
-	for _, s := range []string{
-		`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}`,
-		`{"role":"tool","tool_call_id":"c","content":"ok","name":"f"}`,
-		`{"role":"user","content":[{"type":"text","text":"hi"}],"ROLE":"system"}`,
-		`{"role":"assistant","function_call":{"name":"f","arguments":{"a":1}},"refusal":null,"reasoning_content":"r"}`,
-		`{"role":1}`, `{"role":"user","tool_calls":[null,{}]}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		got, ok := scanOAMessage(raw)
-		if !ok || !json.Valid(raw) {
-			return
-		}
-		var want oaMessage
-		if err := json.Unmarshal(raw, &want); err != nil {
-			t.Fatalf("served %q, which json.Unmarshal refuses: %v", raw, err)
-		}
-		if !reflect.DeepEqual(normOA(got), normOA(want)) {
-			t.Fatalf("%q:\n got %+v\nwant %+v", raw, got, want)
-		}
-	})
-}
-
-// normOA makes raw values comparable (nil and empty alike).
-func normOA(o oaMessage) oaMessage {
-	norm := func(r jsonscan.Raw) jsonscan.Raw {
-		if len(r) == 0 {
-			return nil
-		}
-		return r
-	}
-	o.Content, o.Reasoning, o.ID = norm(o.Content), norm(o.Reasoning), norm(o.ID)
-	if o.FunctionCall != nil && len(o.FunctionCall.Arguments) == 0 {
-		o.FunctionCall.Arguments = nil
-	}
-	for i := range o.ToolCalls {
-		if fn := o.ToolCalls[i].Function; fn != nil && len(fn.Arguments) == 0 {
-			fn.Arguments = nil
-		}
-	}
-	if len(o.ToolCalls) == 0 {
-		o.ToolCalls = nil
-	}
-	return o
 }

@@ -218,14 +218,9 @@ func decodeRecord(raw []byte, v any, expected string) error {
 // decodeOpenAIMessage turns one Chat Completions message record into a
 // Message that keeps raw as its source.
 func decodeOpenAIMessage(raw json.RawMessage, f Name, index int) (compact.Message, error) {
-	o, ok := scanOAMessage(raw)
-	if !ok {
-		// Anything unusual (a field of another type, invalid JSON): the
-		// decoder says what and where.
-		o = oaMessage{}
-		if err := decodeRecord(raw, &o, "a chat message object"); err != nil {
-			return compact.Message{}, err
-		}
+	var o oaMessage
+	if err := decodeRecord(raw, &o, "a chat message object"); err != nil {
+		return compact.Message{}, err
 	}
 	if o.Role == nil || *o.Role == "" {
 		return compact.Message{}, &recordError{msg: `expected a chat message object with a "role", found none`}
@@ -269,101 +264,6 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int) (compact.Messag
 	json.Unmarshal(o.ID, &id) // a log's own message id, where it keeps one
 	keepSource(&m, f, index, id, raw)
 	return m, nil
-}
-
-// scanOAMessage reads a message as json.Unmarshal into an oaMessage
-// would, in one pass over the record and without reflection: it serves
-// valid records whose fields have the types the API gives them, and
-// declines (ok false) anything else, for the decoder to handle. Records
-// come from documents already checked valid (readJSONDoc) or lines the
-// caller checks; a request of 100 KB is read in a fraction of the time.
-func scanOAMessage(raw []byte) (o oaMessage, ok bool) {
-	members, complete := jsonscan.Members(raw)
-	if !complete {
-		return o, false
-	}
-	get := func(k string) jsonscan.Raw { return jsonscan.Raw(jsonscan.ValueOf(raw, members, k)) }
-	// optString reads a *string field: absent or null is nil.
-	optString := func(v jsonscan.Raw) (*string, bool) {
-		switch v.First() {
-		case 0, 'n':
-			return nil, string(v) == "" || string(v) == "null"
-		case '"':
-			s, ok := jsonscan.Unquote([]byte(v))
-			return &s, ok
-		}
-		return nil, false
-	}
-	str := func(v jsonscan.Raw) (string, bool) {
-		p, ok := optString(v)
-		if p == nil {
-			return "", ok
-		}
-		return *p, ok
-	}
-	var okRole, okName, okID, okRefusal, okReasoning bool
-	o.Role, okRole = optString(get("role"))
-	o.Name, okName = str(get("name"))
-	o.ToolCallID, okID = optString(get("tool_call_id"))
-	o.Refusal, okRefusal = optString(get("refusal"))
-	o.ReasoningContent, okReasoning = optString(get("reasoning_content"))
-	if !okRole || !okName || !okID || !okRefusal || !okReasoning {
-		return o, false
-	}
-	o.Content, o.Reasoning, o.ID = get("content"), get("reasoning"), get("id")
-	function := func(v jsonscan.Raw) (*oaFunction, bool) {
-		switch v.First() {
-		case 0, 'n':
-			return nil, string(v) == "" || string(v) == "null"
-		case '{':
-		default:
-			return nil, false
-		}
-		fm, complete := jsonscan.Members(v)
-		if !complete {
-			return nil, false
-		}
-		name, ok := str(jsonscan.Raw(jsonscan.ValueOf(v, fm, "name")))
-		args := jsonscan.ValueOf(v, fm, "arguments")
-		return &oaFunction{Name: name, Arguments: json.RawMessage(args)}, ok
-	}
-	var okFn bool
-	if o.FunctionCall, okFn = function(get("function_call")); !okFn {
-		return o, false
-	}
-	switch calls := get("tool_calls"); calls.First() {
-	case 0, 'n':
-	case '[':
-		elems, complete := jsonscan.Elements(calls)
-		if !complete {
-			return o, false
-		}
-		for _, e := range elems {
-			c := jsonscan.Raw(calls[e.Start:e.End])
-			var tc oaToolCall
-			switch c.First() {
-			case 'n':
-			case '{':
-				cm, complete := jsonscan.Members(c)
-				if !complete {
-					return o, false
-				}
-				var ok1, ok2, ok3 bool
-				tc.ID, ok1 = str(jsonscan.Raw(jsonscan.ValueOf(c, cm, "id")))
-				tc.Type, ok2 = str(jsonscan.Raw(jsonscan.ValueOf(c, cm, "type")))
-				tc.Function, ok3 = function(jsonscan.Raw(jsonscan.ValueOf(c, cm, "function")))
-				if !ok1 || !ok2 || !ok3 || len(jsonscan.ValueOf(c, cm, "custom")) > 0 {
-					return o, false // a custom tool: the decoder reads it
-				}
-			default:
-				return o, false
-			}
-			o.ToolCalls = append(o.ToolCalls, tc)
-		}
-	default:
-		return o, false
-	}
-	return o, true
 }
 
 func hasText(parts []compact.Part, s string) bool {
