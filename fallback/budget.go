@@ -168,7 +168,7 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 // entries (see entry.weak) may take: a tool printed them once and nobody
 // used them, so few are needed later (about one in seventy), but a reader
 // of code does reach for some of them.
-const weakShare = 15
+const weakShare = 13
 
 // indexGroups are the Critical context groups that list names, one entry
 // per name.
@@ -254,10 +254,10 @@ func costEntries(es []entry, s sec, lim *limits, capTokens int) ([]entry, int) {
 	sorted := make([]entry, len(es))
 	copy(sorted, es)
 	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].rank != sorted[j].rank {
-			return sorted[i].rank > sorted[j].rank
+		if c := sorted[i].rank.cmp(sorted[j].rank); c != 0 {
+			return c > 0
 		}
-		return sorted[i].order < sorted[j].order
+		return sorted[i].order.before(sorted[j].order)
 	})
 	var out []entry
 	total := 0
@@ -390,7 +390,7 @@ func trimOne(secs *[nSecs]fitted, goal *string) (int, bool) {
 		}
 		low := 0
 		for i, e := range f.kept {
-			if e.rank < f.kept[low].rank || e.rank == f.kept[low].rank && e.order > f.kept[low].order {
+			if c := e.rank.cmp(f.kept[low].rank); c < 0 || c == 0 && f.kept[low].order.before(e.order) {
 				low = i
 			}
 		}
@@ -411,7 +411,7 @@ func assemble(snapshot, goal string, secs *[nSecs]fitted) compact.Handoff {
 		kept := append([]entry(nil), f.kept...)
 		sort.SliceStable(kept, func(i, j int) bool {
 			if kept[i].order != kept[j].order {
-				return kept[i].order < kept[j].order
+				return kept[i].order.before(kept[j].order)
 			}
 			return kept[i].text < kept[j].text
 		})
@@ -423,7 +423,9 @@ func assemble(snapshot, goal string, secs *[nSecs]fitted) compact.Handoff {
 				out = append(out, e.text)
 			}
 		}
-		if f.omitted > 0 && len(out) > 0 {
+		// The index says nothing of the names it leaves out: a count of
+		// them is no help to a reader.
+		if f.omitted > 0 && len(out) > 0 && s != secContext {
 			if s == secActions {
 				out = append([]string{"(" + strconv.Itoa(f.omitted) + " earlier actions not listed)"}, out...)
 			} else {

@@ -15,7 +15,7 @@ func fullDraft() *draft {
 	d := &draft{snapshot: "the task, verbatim", goal: "the goal"}
 	for s := sec(0); s < nSecs; s++ {
 		for r := 1; r <= 3; r++ {
-			d.secs[s] = append(d.secs[s], entry{text: secHeading[s] + " item " + strings.Repeat("x", r), rank: r, order: r})
+			d.secs[s] = append(d.secs[s], entry{text: secHeading[s] + " item " + strings.Repeat("x", r), rank: windowRank(r, 0), order: windowPos(r)})
 		}
 	}
 	return d
@@ -81,7 +81,7 @@ func compactRuns(s []string) []string {
 // removes the lowest-ranked item first.
 func TestTrimLowestRankFirst(t *testing.T) {
 	var secs [nSecs]fitted
-	secs[secLastTurns].kept = []entry{{text: "b", rank: 5}, {text: "a", rank: 1}, {text: "c", rank: 9}}
+	secs[secLastTurns].kept = []entry{{text: "b", rank: windowRank(5, 0)}, {text: "a", rank: windowRank(1, 0)}, {text: "c", rank: windowRank(9, 0)}}
 	goal := ""
 	for _, want := range []string{"a", "b", "c"} {
 		keep := map[string]bool{}
@@ -201,4 +201,28 @@ func TestTruncateMiddleKeepsBothEnds(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, "START "))
 	assert.True(t, strings.HasSuffix(out, " END"))
 	assert.Contains(t, out, "bytes left out")
+}
+
+// TestRankOrder: a rank's class outranks any weight, a weight any second
+// weight, a second weight any position.
+func TestRankOrder(t *testing.T) {
+	ordered := []rank{
+		{class: classCarried, weight: 100, weight2: 100, at: 100},
+		{class: classWindow, weight: -1, at: 1000},
+		{class: classWindow, weight: 0, weight2: 0, at: 5},
+		{class: classWindow, weight: 0, weight2: 1, at: 0},
+		{class: classWindow, weight: 3},
+		{class: classPinned},
+	}
+	for i := 1; i < len(ordered); i++ {
+		if ordered[i-1].cmp(ordered[i]) >= 0 || ordered[i].cmp(ordered[i-1]) <= 0 {
+			t.Errorf("%+v should rank below %+v", ordered[i-1], ordered[i])
+		}
+	}
+	if (rank{weight: 2}).cmp(rank{weight: 2}) != 0 {
+		t.Error("equal ranks compare unequal")
+	}
+	if !(position{era: -1, at: 9}).before(position{at: 0}) || (position{at: 1, tie: 0}).before(position{at: 1, tie: 0}) {
+		t.Error("positions out of order")
+	}
 }

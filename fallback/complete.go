@@ -50,7 +50,7 @@ func Complete(h compact.Handoff, window []compact.Message, cfg Config) (compact.
 	var added [nSecs][]entry
 	for _, s := range []sec{secFiles, secContext} {
 		es := d.secs[s]
-		sort.SliceStable(es, func(i, j int) bool { return es[i].rank > es[j].rank })
+		sort.SliceStable(es, func(i, j int) bool { return es[i].rank.cmp(es[j].rank) > 0 })
 		for _, e := range es {
 			if strings.Contains(said, mentionOf(s, e.text)) {
 				continue
@@ -67,7 +67,7 @@ func Complete(h compact.Handoff, window []compact.Message, cfg Config) (compact.
 	for _, e := range added[secFiles] {
 		h.RelevantFiles = append(h.RelevantFiles, e.text)
 	}
-	sort.SliceStable(added[secContext], func(i, j int) bool { return added[secContext][i].order < added[secContext][j].order })
+	sort.SliceStable(added[secContext], func(i, j int) bool { return added[secContext][i].order.before(added[secContext][j].order) })
 	own := len(h.CriticalContext)
 	h.CriticalContext = append(h.CriticalContext, packGroups(added[secContext])...)
 	// The groups' labels were not counted: trim what no longer fits, from

@@ -6,10 +6,22 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// carried ranks and orders items of an earlier handoff below everything
-// the window itself says: they are older. Each carry moves further down,
-// so the handoff carried last (the oldest) sorts first.
-const carriedBase = -(1 << 26)
+// carriedRank ranks an item of a section of an earlier handoff, carried
+// at depth (0 for the newest): below everything the window itself says,
+// the older handoffs' further down; lower marks a section that goes first
+// (the last dropped turns). at orders the items of one handoff (their
+// place in its list: the later the newer, for most sections).
+func carriedRank(depth, at int, lower bool) rank {
+	w := -2 * depth
+	if lower {
+		w--
+	}
+	return rank{class: classCarried, weight: w, at: at}
+}
+
+// carriedPos places the i-th item of an earlier handoff carried at depth:
+// before the window's items, the oldest handoff's first.
+func carriedPos(depth, i int) position { return position{era: -(depth + 1), at: i} }
 
 // carry folds an earlier handoff into the draft, section by section, so
 // the new handoff holds its items without nesting it. h is older than the
@@ -22,13 +34,12 @@ const carriedBase = -(1 << 26)
 // so that folding a handoff into the next, many times over, does not pile
 // up restatements.
 func (d *draft) carry(h compact.Handoff, depth int, resolved func(item string) string) {
-	base := carriedBase * (depth + 1)
-	older := func(s sec, items []string, rankBoost int) {
+	older := func(s sec, items []string, lower bool) {
 		for i, it := range items {
 			if strings.TrimSpace(it) == "" || d.has(s, it) {
 				continue
 			}
-			d.secs[s] = append(d.secs[s], entry{text: it, rank: base + rankBoost + i, order: base + i})
+			d.secs[s] = append(d.secs[s], entry{text: it, rank: carriedRank(depth, i, lower), order: carriedPos(depth, i)})
 		}
 	}
 	var blocked, errs []string
@@ -60,45 +71,55 @@ func (d *draft) carry(h compact.Handoff, depth int, resolved func(item string) s
 		if a == d.snapshot || d.has(secEarlierAsks, a) {
 			continue
 		}
-		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a, rank: base - i, order: -base + i})
+		// Earlier asks render newest first: the carried ones after the window's.
+		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a, rank: carriedRank(depth, -i, false), order: position{era: depth + 1, at: i}})
 	}
 	if h.Goal != "" {
 		d.goal = h.Goal // the oldest statement of the goal is the goal
 	}
-	older(secConstraints, h.Constraints, 0)
-	older(secActions, h.CompletedActions, 0)
+	older(secConstraints, h.Constraints, false)
+	older(secActions, h.CompletedActions, false)
 	if len(d.secs[secActive]) == 0 {
-		older(secActive, h.ActiveState, 0)
+		older(secActive, h.ActiveState, false)
 	}
 	if len(d.secs[secBlocked]) == 0 {
-		older(secBlocked, blocked, 0)
+		older(secBlocked, blocked, false)
 	}
 	// Decisions made earlier still stand: they rank with the window's
 	// middling ones rather than below all of them.
 	for i, it := range h.Decisions {
 		if !d.has(secDecisions, it) {
-			d.secs[secDecisions] = append(d.secs[secDecisions], entry{text: it, rank: 5<<20 + base/(1<<6) + i, order: base + i})
+			// with the window's middling findings, below those of the
+			// window itself.
+			d.secs[secDecisions] = append(d.secs[secDecisions], entry{text: it,
+				rank: rank{class: classWindow, weight: carriedDecisionWeight, weight2: -(depth + 1), at: i}, order: carriedPos(depth, i)})
 		}
 	}
-	older(secErrors, errs, 0)
+	older(secErrors, errs, false)
 	for i, it := range h.RelevantFiles {
 		if !d.hasPath(pathOfItem(it)) {
-			d.secs[secFiles] = append(d.secs[secFiles], entry{text: it, rank: base + i, order: base + i})
+			d.secs[secFiles] = append(d.secs[secFiles], entry{text: it, rank: carriedRank(depth, i, false), order: carriedPos(depth, i)})
 		}
 	}
 	for i, it := range h.CriticalContext {
 		group, names := splitGroup(it)
 		for j, n := range names {
 			if !d.has(secContext, n) {
-				d.secs[secContext] = append(d.secs[secContext], entry{text: n, group: group, rank: base + i<<8 + j, order: base + i<<8 + j})
+				d.secs[secContext] = append(d.secs[secContext], entry{text: n, group: group,
+					rank:  rank{class: classCarried, weight: -2 * depth, weight2: i, at: j},
+					order: position{era: -(depth + 1), at: i, sub: j}})
 			}
 		}
 	}
-	older(secLastTurns, h.LastDroppedTurns, -(1 << 20))
+	older(secLastTurns, h.LastDroppedTurns, true)
 }
 
 // has reports whether section s holds text, or an item saying the same in
 // other words.
+// carriedDecisionWeight is the score a carried decision ranks with: a
+// middling finding of the window's.
+const carriedDecisionWeight = 5
+
 func (d *draft) has(s sec, text string) bool {
 	words := wordSet(text)
 	for _, e := range d.secs[s] {

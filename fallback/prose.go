@@ -492,24 +492,15 @@ func constraintSentences(ask string) []string {
 	return rules
 }
 
-// harnessTags open text that an agent's harness injects in the user role:
-// slash-command echoes, local command output, reminders, environment
-// blocks. Such text is never a person's ask.
-var harnessTags = []string{"<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
-	"<local-command-stderr>", "<system-reminder>", "<user-prompt-submit-hook>", "<environment_context>",
-	"<user_instructions>", "<turn_aborted>", "<bash-input>", "<bash-stdout>", "<bash-stderr>"}
-
-// askText returns what the person asked in a user message's text, or ""
-// when the text is harness output. Codex's IDE extension wraps each ask in
-// context ("# Context from my IDE setup: … ## My request for Codex:"): the
-// ask is what follows the last marker. ide gets the wrapper.
+// askText returns what the person asked in a user message's text (the
+// harness's parts are left out by the caller: the readers tag them).
+// Codex's IDE extension wraps each ask in context ("# Context from my IDE
+// setup: … ## My request for Codex:"): the ask is what follows the last
+// marker, and ide gets the wrapper. (The one agent convention left here:
+// the reader keeps the message whole, as the person's; see format's
+// codex.go.)
 func askText(text string) (ask, ide string) {
 	t := strings.TrimSpace(text)
-	for _, tag := range harnessTags {
-		if strings.HasPrefix(t, tag) {
-			return "", ""
-		}
-	}
 	const marker = "## My request for Codex:"
 	if k := strings.LastIndex(t, marker); k >= 0 {
 		return strings.TrimSpace(t[k+len(marker):]), t[:k]

@@ -44,14 +44,68 @@ var secHeading = [nSecs]string{
 	secLastTurns:   "Last dropped turns",
 }
 
+// rank orders the entries of a section for keeping: when a section must
+// shrink, the lowest rank goes first. Ranks compare field by field: the
+// class first (an item carried from an older handoff is below every item
+// of the window; the plan and what stands for everything before are above
+// every item), then the weight within the class, then a second weight,
+// then the position (newer above older).
+type rank struct {
+	class   rankClass
+	weight  int
+	weight2 int
+	at      int
+}
+
+// rankClass is the coarsest part of a rank.
+type rankClass int
+
+// Rank classes, lowest first.
+const (
+	classCarried rankClass = iota - 1 // from an earlier handoff: older than the window
+	classWindow                       // what the window itself says
+	classPinned                       // kept before anything else of its section
+)
+
+// cmp compares two ranks: -1, 0 or +1.
+func (r rank) cmp(o rank) int {
+	for _, d := range [...]int{int(r.class) - int(o.class), r.weight - o.weight, r.weight2 - o.weight2, r.at - o.at} {
+		if d != 0 {
+			return min(max(d, -1), 1)
+		}
+	}
+	return 0
+}
+
+// position is where an entry renders within its section: by era (older
+// handoffs' items before the window's, or after, as the section wants),
+// then by place in the window, then within that place, then by tie.
+type position struct{ era, at, sub, tie int }
+
+// before reports whether p renders before o.
+func (p position) before(o position) bool {
+	for _, d := range [...]int{p.era - o.era, p.at - o.at, p.sub - o.sub, p.tie - o.tie} {
+		if d != 0 {
+			return d < 0
+		}
+	}
+	return false
+}
+
+// windowRank is the rank of an ordinary item of the window.
+func windowRank(weight, at int) rank { return rank{class: classWindow, weight: weight, at: at} }
+
+// windowPos is the position of an item of the window.
+func windowPos(at int) position { return position{at: at} }
+
 // entry is one candidate item of a section.
 type entry struct {
 	text string
 	// rank orders entries for keeping: when a section must shrink, the
 	// lowest rank goes first.
-	rank int
+	rank rank
 	// order is where the entry renders within its section.
-	order int
+	order position
 	// group, for sections that pack several entries into one item
 	// (Critical context), names the item.
 	group string
@@ -83,10 +137,10 @@ func (d *draft) prune() {
 			continue
 		}
 		sort.SliceStable(es, func(i, j int) bool {
-			if es[i].rank != es[j].rank {
-				return es[i].rank > es[j].rank
+			if c := es[i].rank.cmp(es[j].rank); c != 0 {
+				return c > 0
 			}
-			return es[i].order < es[j].order
+			return es[i].order.before(es[j].order)
 		})
 		d.unlisted[s] += len(es) - maxCosted
 		d.secs[s] = es[:maxCosted]
@@ -138,8 +192,8 @@ func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
 	for i, s := range w.foreign {
 		d.secs[secActions] = append(d.secs[secActions], entry{
 			text:  "Earlier summary: " + clip(oneLine(s), 1200),
-			rank:  1 << 29, // kept before any action: it stands for everything before
-			order: -1000 + i,
+			rank:  rank{class: classPinned}, // kept before any action: it stands for everything before
+			order: position{at: -1, sub: i}, // before the window's actions
 		})
 	}
 	return d
@@ -185,7 +239,7 @@ func (w *window) buildAsks(d *draft) {
 			continue
 		}
 		seen[a.text] = true
-		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a.text, rank: a.msg, order: -a.msg})
+		d.secs[secEarlierAsks] = append(d.secs[secEarlierAsks], entry{text: a.text, rank: windowRank(0, a.msg), order: windowPos(-a.msg)})
 	}
 	seenRule := map[string]bool{d.snapshot: true, d.goal: true} // shown whole already
 	for _, a := range w.asks {
@@ -194,7 +248,7 @@ func (w *window) buildAsks(d *draft) {
 				continue
 			}
 			seenRule[s] = true
-			d.secs[secConstraints] = append(d.secs[secConstraints], entry{text: s, rank: a.msg, order: a.msg})
+			d.secs[secConstraints] = append(d.secs[secConstraints], entry{text: s, rank: windowRank(0, a.msg), order: windowPos(a.msg)})
 		}
 	}
 }
@@ -237,7 +291,7 @@ func (w *window) buildActions(d *draft) {
 				}
 			}
 		}
-		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: i, order: i})
+		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: windowRank(0, i), order: windowPos(i)})
 	}
 }
 
@@ -683,7 +737,7 @@ func (w *window) buildErrors(d *draft) {
 	for _, ev := range w.timeline {
 		if ev.kind == evNote {
 			d.secs[secErrors] = append(d.secs[secErrors], entry{
-				text: "harness: " + clip(ev.text, maxOutcomeChars), rank: ev.msg, order: ev.msg,
+				text: "harness: " + clip(ev.text, maxOutcomeChars), rank: windowRank(0, ev.msg), order: windowPos(ev.msg),
 			})
 		}
 	}
@@ -704,9 +758,11 @@ func (w *window) buildErrors(d *draft) {
 		if it.c.res != nil {
 			at = it.c.res.msg
 		}
-		rank := at
+		// Unresolved errors first, then resolved ones, then warnings;
+		// among equals the newer.
+		weight := 1
 		if maxErrorScore(it.lines) < 3 && !it.c.failed() {
-			rank -= 1 << 20 // warnings only: the first to go
+			weight = 0 // warnings only: the first to go
 		}
 		switch fix, again := w.laterOutcome(it.c, it.pos); {
 		case fix != nil:
@@ -717,9 +773,9 @@ func (w *window) buildErrors(d *draft) {
 			b.WriteString("; a later run failed otherwise")
 		default:
 			b.WriteString(unresolvedNote)
-			rank += 1 << 20
+			weight++
 		}
-		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: rank, order: at})
+		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: windowRank(weight, at), order: windowPos(at)})
 	}
 }
 
@@ -810,16 +866,16 @@ func errorKey(errs []errLine) string {
 func (w *window) buildTodos(d *draft) {
 	for i, t := range w.todos {
 		s := strings.ToLower(strings.ReplaceAll(t.status, " ", "_"))
-		rank := 0
+		weight := 0
 		switch s {
 		case "in_progress", "active", "doing", "started":
-			rank = 3
+			weight = 3
 		case "pending", "todo", "not_started", "open":
-			rank = 2
+			weight = 2
 		case "completed", "done", "complete", "finished":
-			rank = 1
+			weight = 1
 		}
-		e := entry{text: "[" + t.status + "] " + t.text, rank: rank<<16 - i, order: i}
+		e := entry{text: "[" + t.status + "] " + t.text, rank: windowRank(weight, -i), order: windowPos(i)}
 		if s == "blocked" || s == "failed" || s == "stuck" || s == "waiting" {
 			d.secs[secBlocked] = append(d.secs[secBlocked], e)
 			continue
@@ -836,7 +892,7 @@ func (w *window) buildTodos(d *draft) {
 				line = bestError(errs)
 			}
 			d.secs[secBlocked] = append(d.secs[secBlocked], entry{
-				text: "last call failed: " + w.label(c) + " → " + clip(line, maxOutcomeChars), rank: 1 << 20, order: 1 << 20,
+				text: "last call failed: " + w.label(c) + " → " + clip(line, maxOutcomeChars), rank: rank{class: classPinned}, order: position{era: 1},
 			})
 		}
 	}
@@ -848,7 +904,7 @@ func (w *window) buildTodos(d *draft) {
 func (w *window) buildDecisions(d *draft, hot []string) {
 	for _, p := range w.plans {
 		d.secs[secDecisions] = append(d.secs[secDecisions], entry{
-			text: "Plan: " + clip(compactLines(p.text), 900), rank: 40<<20 + p.msg, order: p.msg << 8,
+			text: "Plan: " + clip(compactLines(p.text), 900), rank: rank{class: classPinned, at: p.msg}, order: windowPos(p.msg),
 		})
 	}
 	seen := map[string]bool{}
@@ -923,7 +979,7 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 		for _, c := range cands {
 			seen[c.s] = true
 			d.secs[secDecisions] = append(d.secs[secDecisions], entry{
-				text: clip(c.s, maxSentence), rank: c.score<<20 + i, order: i<<8 + c.pos,
+				text: clip(c.s, maxSentence), rank: windowRank(c.score, i), order: position{at: i, sub: c.pos},
 			})
 		}
 	}
@@ -941,7 +997,7 @@ func demoteRepeats(es []entry) {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return es[idx[a]].rank > es[idx[b]].rank })
+	sort.SliceStable(idx, func(a, b int) bool { return es[idx[a]].rank.cmp(es[idx[b]].rank) > 0 })
 	var kept [][]string
 	for _, i := range idx {
 		words := contentWords(es[i].text)
@@ -953,7 +1009,7 @@ func demoteRepeats(es []entry) {
 			}
 		}
 		if repeat {
-			es[i].rank -= 1 << 28
+			es[i].rank.weight = -1 // below every new sentence
 			continue
 		}
 		if len(kept) < 200 {
@@ -1245,9 +1301,10 @@ func buildFiles(d *draft, all []*refStat, root string) {
 		if touched && r.op == opMention {
 			level = 1 // named by a call that failed or did not say what it did
 		}
-		rank := (level<<8+min(r.score(), 255))<<16 + min(max(r.latest(), 0), 1<<16-1)
-		// Rendered as ranked.
-		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rank, order: -rank<<32 + r.first})
+		rk := rank{class: classWindow, weight: level, weight2: r.score(), at: r.latest()}
+		// Rendered as ranked: the order is the rank, reversed.
+		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rk,
+			order: position{era: -level, at: -r.score(), sub: -r.latest(), tie: r.first}})
 	}
 }
 
@@ -1282,7 +1339,7 @@ func (w *window) shortRoot() string {
 // singled out.
 func (w *window) buildContext(d *draft, x *refIndex) {
 	if w.root != "" {
-		d.secs[secContext] = append(d.secs[secContext], entry{text: w.root, group: "Working directory", rank: 1 << 28})
+		d.secs[secContext] = append(d.secs[secContext], entry{text: w.root, group: "Working directory", rank: rank{class: classPinned, weight: 1}})
 	}
 	w.buildCommands(d)
 	n := len(w.msgs)
@@ -1319,7 +1376,7 @@ func (w *window) buildContext(d *draft, x *refIndex) {
 		if weak && r.kind == refNumber {
 			continue // a number one output printed once is a count, an offset, a mode
 		}
-		d.secs[secContext] = append(d.secs[secContext], entry{text: text, group: group, weak: weak, rank: score<<16 - min(r.first, 1<<15), order: -score<<16 + min(r.first, 1<<15)})
+		d.secs[secContext] = append(d.secs[secContext], entry{text: text, group: group, weak: weak, rank: windowRank(score, -r.first), order: position{at: -score, sub: r.first}})
 	}
 }
 
@@ -1373,7 +1430,7 @@ func (w *window) buildCommands(d *draft) {
 			if kind == cmdInstall {
 				group = "Installed"
 			}
-			d.secs[secContext] = append(d.secs[secContext], entry{text: clip(seg, maxKeyChars), group: group, rank: 1<<27 + i, order: i})
+			d.secs[secContext] = append(d.secs[secContext], entry{text: clip(seg, maxKeyChars), group: group, rank: rank{class: classPinned, at: i}, order: windowPos(i)})
 		})
 	}
 }
@@ -1429,20 +1486,29 @@ func (w *window) buildLastTurns(d *draft, n int) {
 		case askAt[i] != "" && askAt[i] == latest:
 			text = "user: (the ask under Task snapshot)"
 		case askAt[i] != "":
-			text = "user: " + clip(oneLine(askAt[i]), 400)
+			text = "user: " + clip(oneLine(askAt[i]), maxTurnChars)
 		case m.Role == compact.RoleAssistant:
 			t := strings.TrimSpace(textOf(m))
 			if t == "" {
 				continue
 			}
-			text = "assistant: " + clip(oneLine(t), 400)
+			text = "assistant: " + clip(oneLine(t), maxTurnChars)
 		default:
 			continue
 		}
 		count++
-		d.secs[secLastTurns] = append(d.secs[secLastTurns], entry{text: text, rank: i, order: i})
+		d.secs[secLastTurns] = append(d.secs[secLastTurns], entry{text: text, rank: windowRank(0, i), order: windowPos(i)})
 	}
 }
+
+// Last dropped turns: how many of the window's final asks and agent
+// messages are shown, and how much of each. They restate what the kept
+// tail goes on with (measured: of all sections the fewest names a next
+// turn reaches for, per byte), so they are short.
+var (
+	defaultLastTurns = 1
+	maxTurnChars     = 240
+)
 
 // clip shortens s to at most n bytes, on a rune boundary, marking the cut.
 func clip(s string, n int) string {

@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,7 +176,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			}
 			continue
 		}
-		if a, ide := askText(text); a != "" {
+		if a, ide := askText(personText(m)); a != "" {
 			w.asks = append(w.asks, ask{msg: i, text: a})
 			if ide != "" {
 				w.ideContext = append(w.ideContext, ide)
@@ -316,6 +317,39 @@ func (w *window) noteTodosAndPlans(c *call) {
 	}
 }
 
+// personText is the text of m's parts the person wrote: the parts the
+// reader tagged Harness (reminders, command echoes riding along) left out.
+func personText(m *compact.Message) string {
+	if !slices.ContainsFunc(m.Parts, func(p compact.Part) bool { return p.Harness }) {
+		return textOf(m)
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Type == compact.PartText && !p.Harness && p.Text != "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// harnessOnly reports a message whose text parts the reader all tagged
+// Harness.
+func harnessOnly(m *compact.Message) bool {
+	n := 0
+	for _, p := range m.Parts {
+		if p.Type == compact.PartText && p.Text != "" {
+			if !p.Harness {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
 // textOf is m.Text() without a copy when the message has one text part,
 // as most have: a window's messages are read for their text many times.
 func textOf(m *compact.Message) string {
@@ -379,9 +413,8 @@ func textAction(msgs []compact.Message, i int, acting bool) *call {
 		if next.Role != compact.RoleUser || next.Summary || next.IsToolResult() {
 			return nil
 		}
-		out := strings.TrimSpace(textOf(next))
-		if !next.Synthetic && !strings.HasPrefix(out, "<returncode>") && !strings.HasPrefix(out, "OBSERVATION") {
-			return nil
+		if !next.Synthetic && !harnessOnly(next) {
+			return nil // the readers mark a harness's observation Synthetic or Harness
 		}
 	}
 	lang, block := lastFence(textOf(m))

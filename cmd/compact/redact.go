@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/compactkit/compact/redact"
 )
@@ -75,28 +78,31 @@ func runRedact(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
-	data, err := io.ReadAll(in)
+	// The input is most of what stays live; reading and redacting leave
+	// garbage of a piece's size. The collector's default goal (twice the
+	// live heap) would let that garbage grow to the input's size again.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	data, err := readSized(in, e.stdin)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", in.name, err)
 	}
-
-	var out []byte
-	var found []redact.Finding
-	switch *as {
-	case "text":
-		s, f := r.Redact(string(data))
-		out, found = []byte(s), f
-	case "json":
+	if *as == "json" {
 		if err := jsonDocError(data); err != nil {
 			return badInput(fmt.Errorf("%s: not JSON or JSON Lines: %w", in.name, err))
 		}
-		out, found = r.RedactBytes(data)
-	default:
-		out, found = r.RedactBytes(data)
 	}
+	// The input is read once and never written: the redactor reads it in
+	// place, and writes the output a piece at a time (issue 16: the peak
+	// is the input and a piece, not three copies of it).
+	doc := unsafe.String(unsafe.SliceData(data), len(data))
+	var found []redact.Finding
 	if err := writeOutput(e, *output, func(w io.Writer) error {
-		_, err := w.Write(out)
-		return err
+		bw := bufio.NewWriterSize(w, 1<<16)
+		var err error
+		if found, err = r.NewScope().RedactTo(bw, doc); err != nil {
+			return err
+		}
+		return bw.Flush()
 	}); err != nil {
 		return err
 	}
@@ -145,6 +151,54 @@ func jsonDocError(data []byte) error {
 		return fmt.Errorf("byte %d: %w", syn.Offset, docErr)
 	}
 	return docErr
+}
+
+// readSized reads all of in: a file (standard input redirected from one
+// too) into a buffer of its size, so a large input is not copied while a
+// growing buffer doubles.
+func readSized(in *input, stdin io.Reader) ([]byte, error) {
+	f, ok := in.closer.(*os.File)
+	if in.closer == nil {
+		f, ok = stdin.(*os.File) // < file: standard input is the file
+	}
+	if ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+			buf := make([]byte, st.Size()+1) // one more: a file that grew is read to its end
+			n, err := io.ReadFull(in, buf)
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				return buf[:n], nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			rest, err := io.ReadAll(in)
+			return append(buf[:n], rest...), err
+		}
+	}
+	// A pipe: read in blocks, then join them once (a doubling buffer would
+	// hold the old and the new copy at every step).
+	var blocks [][]byte
+	total := 0
+	for {
+		b := make([]byte, 1<<20)
+		n, err := io.ReadFull(in, b)
+		if n > 0 {
+			blocks = append(blocks, b[:n])
+			total += n
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	data := make([]byte, 0, total)
+	for i, b := range blocks {
+		data = append(data, b...)
+		blocks[i] = nil
+	}
+	return data, nil
 }
 
 // shownURL is a store's or an API's URL as printed and stored: its
