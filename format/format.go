@@ -60,6 +60,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Name identifies a transcript format.
@@ -185,7 +186,7 @@ var ErrInvalidJSON = errors.New("invalid raw JSON in the transcript")
 // carry. Source records are not checked: a writer copies them only while
 // their message is unchanged, and a reader checked them.
 func checkRawJSON(t *compact.Transcript) error {
-	valid := func(raw json.RawMessage) bool { return len(raw) == 0 || json.Valid(raw) }
+	valid := func(raw json.RawMessage) bool { return len(raw) == 0 || jsonscan.Valid(raw) }
 	if !valid(t.Envelope) {
 		return fmt.Errorf("%w: the envelope", ErrInvalidJSON)
 	}

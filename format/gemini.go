@@ -220,7 +220,7 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 	}
 	err := rs.lines(br, func(line []byte, n int) error {
 		raw := bytes.Clone(line)
-		if !json.Valid(raw) {
+		if !jsonscan.Valid(raw) {
 			var v any
 			return jsonError(rs.name, GeminiCLI, n, json.Unmarshal(raw, &v), "a Gemini CLI session line")
 		}

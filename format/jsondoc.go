@@ -31,7 +31,7 @@ func readWholeDoc(r io.Reader, file string, f Name, expected string) ([]byte, er
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, &Error{File: file, Format: f, Offset: -1, Msg: "empty input, expected " + expected}
 	}
-	if !json.Valid(doc) {
+	if !jsonscan.Valid(doc) {
 		// Only the error path pays for a full decode: it yields the offset.
 		var v any
 		derr := json.Unmarshal(doc, &v)
@@ -174,7 +174,7 @@ func (e *stickyWriter) writeLine(rec []byte) {
 // custom tool's free-form input).
 func argsFromString(s string) json.RawMessage {
 	t := strings.TrimSpace(s)
-	if t != "" && json.Valid([]byte(t)) {
+	if t != "" && jsonscan.Valid([]byte(t)) {
 		return json.RawMessage(t)
 	}
 	return jsonOf(s)
@@ -188,7 +188,7 @@ func argsToString(a json.RawMessage) string {
 		return "{}"
 	}
 	if t[0] == '"' {
-		if s, ok := jsonscan.Unquote(t); ok && !json.Valid([]byte(strings.TrimSpace(s))) {
+		if s, ok := jsonscan.Unquote(t); ok && !jsonscan.Valid([]byte(strings.TrimSpace(s))) {
 			return s
 		}
 	}
@@ -311,7 +311,7 @@ func headRecords(head []byte, max int) [][]byte {
 		} else {
 			rest = nil
 		}
-		if t := bytes.TrimSpace(line); len(t) > 0 && json.Valid(t) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && jsonscan.Valid(t) {
 			out = append(out, t)
 		}
 	}

@@ -154,7 +154,10 @@ func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error)
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
-		m, err := decodeOpenAIMessage(append(json.RawMessage(nil), line...), OpenAIChatJSONL, index, false)
+		// A valid line is read in place as a document's record is; the
+		// decoder reads the rest and says what is wrong.
+		raw := append(json.RawMessage(nil), line...)
+		m, err := decodeOpenAIMessage(raw, OpenAIChatJSONL, index, jsonscan.Valid(raw))
 		if err != nil {
 			return locate(err, name, OpenAIChatJSONL, n, 0)
 		}
@@ -800,7 +803,7 @@ func sniffOpenAIChatJSONL(head []byte) int {
 		if last := sh.fields[len(sh.fields)-1]; !last.complete && role.complete && len(role.value) > 0 && role.value[0] == '"' {
 			return 15 // a first line longer than the head: likely, not certain
 		}
-		if b := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM)); json.Valid(b) && bytes.IndexByte(b, '\n') < 0 {
+		if b := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM)); jsonscan.Valid(b) && bytes.IndexByte(b, '\n') < 0 {
 			if s := chatScore(chatEvidenceOf([][]byte{b}), false); s > 0 {
 				return s - 10
 			}

@@ -339,7 +339,7 @@ func readOpenHandsV1Events(br *bufio.Reader, rs *readState) (compact.Transcript,
 	o := ohV1Reader{rs: rs, pfx: "oh", ids: map[string]int{}, t: compact.Transcript{Format: string(OpenHands)}}
 	n := 0
 	err := rs.lines(br, func(line []byte, ln int) error {
-		if !json.Valid(line) {
+		if !jsonscan.Valid(line) {
 			var v any
 			return jsonError(rs.name, OpenHands, ln, json.Unmarshal(line, &v), "an OpenHands V1 event")
 		}

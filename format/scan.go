@@ -111,7 +111,7 @@ func splitRecords(line []byte) [][]byte {
 			return nil
 		}
 		end := jsonscan.ValueEnd(line, i)
-		if end < 0 || !json.Valid(line[i:end]) {
+		if end < 0 || !jsonscan.Valid(line[i:end]) {
 			return nil
 		}
 		out = append(out, line[i:end])
@@ -345,7 +345,7 @@ func readWhole(r io.Reader) ([]byte, error) {
 func scanJSONDoc(buf []byte, listKeys []string) (jsonDoc, bool) {
 	buf = bytes.TrimPrefix(buf, utf8BOM)
 	var doc jsonDoc
-	if !json.Valid(buf) {
+	if !jsonscan.Valid(buf) {
 		return doc, false
 	}
 	at := jsonscan.SkipSpace(buf, 0)

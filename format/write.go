@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // This file holds what the writers share: which source records a writer may
@@ -166,10 +167,10 @@ func argsObject(raw json.RawMessage) json.RawMessage {
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
 		return json.RawMessage("{}")
-	case raw[0] == '{' && json.Valid(raw):
+	case raw[0] == '{' && jsonscan.Valid(raw):
 		return raw
 	}
-	if !json.Valid(raw) {
+	if !jsonscan.Valid(raw) {
 		raw = jsonOf(string(raw))
 	}
 	return json.RawMessage(`{"input":` + string(raw) + `}`)
