@@ -174,7 +174,7 @@ func (e *stickyWriter) writeLine(rec []byte) {
 // custom tool's free-form input).
 func argsFromString(s string) json.RawMessage {
 	t := strings.TrimSpace(s)
-	if t != "" && jsonscan.Valid([]byte(t)) {
+	if t != "" && jsonscan.Valid(t) {
 		return json.RawMessage(t)
 	}
 	return jsonOf(s)

@@ -249,8 +249,7 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int, valid bool) (co
 	if o.ReasoningContent != nil && *o.ReasoningContent != "" {
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: *o.ReasoningContent})
 	}
-	var reasoning string
-	if json.Unmarshal(o.Reasoning, &reasoning) == nil && reasoning != "" &&
+	if reasoning := rawString(o.Reasoning); reasoning != "" &&
 		(o.ReasoningContent == nil || *o.ReasoningContent != reasoning) {
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: reasoning})
 	}
@@ -269,9 +268,8 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int, valid bool) (co
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolCall,
 			ToolCall: &compact.ToolCall{Name: fc.Name, Arguments: openAIArgs(fc.Arguments)}})
 	}
-	var id string
-	json.Unmarshal(o.ID, &id) // a log's own message id, where it keeps one
-	keepSource(&m, f, index, id, raw)
+	// A log's own message id, where it keeps one.
+	keepSource(&m, f, index, rawString(o.ID), raw)
 	return m, nil
 }
 
@@ -436,6 +434,16 @@ func scanFunction(v []byte, fn *oaFunction) bool {
 	return true
 }
 
+// rawString is the string a raw value holds, or "" when it holds
+// anything else (json.Unmarshal into a string, its error ignored).
+func rawString(raw []byte) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	s, _ := jsonscan.UnquoteShared(raw)
+	return s
+}
+
 func hasText(parts []compact.Part, s string) bool {
 	for _, p := range parts {
 		if p.Type == compact.PartText && p.Text == s {
@@ -463,9 +471,10 @@ func openAIArgs(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	var s string
-	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return argsFromString(s)
+	if raw[0] == '"' {
+		if s, ok := jsonscan.UnquoteShared(raw); ok {
+			return argsFromString(s)
+		}
 	}
 	return compactJSON(raw)
 }
@@ -507,13 +516,17 @@ func readContent(raw json.RawMessage, what string, part func(json.RawMessage) ([
 		}
 		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
 	case '[':
-		var elems []jsonscan.Raw // slices of raw, not copies
-		if err := json.Unmarshal(raw, &elems); err != nil {
+		// Slices of raw, not copies; the decoder says what is wrong with
+		// an array that is not whole.
+		spans, complete := jsonscan.Elements(raw)
+		if !complete {
+			var elems []jsonscan.Raw
+			err := json.Unmarshal(raw, &elems)
 			return nil, &recordError{msg: "content: invalid array", err: err}
 		}
 		var parts []compact.Part
-		for i, e := range elems {
-			ps, err := part(json.RawMessage(e[:len(e):len(e)]))
+		for i, sp := range spans {
+			ps, err := part(json.RawMessage(raw[sp.Start:sp.End:sp.End]))
 			if err != nil {
 				return nil, &recordError{msg: fmt.Sprintf("content[%d]: %v", i, err)}
 			}

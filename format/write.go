@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -39,7 +38,7 @@ func keepSource(m *compact.Message, f Name, index int, id string, records ...jso
 	fp := m.Fingerprint()
 	m.Source = compact.Source{Format: string(f), Records: records, Fingerprint: fp}
 	if id == "" {
-		id = fmt.Sprintf("%s-%d-%s", f, index, fp[:12])
+		id = string(f) + "-" + strconv.Itoa(index) + "-" + fp[:12]
 	}
 	m.ID = id
 }
