@@ -318,6 +318,9 @@ func readJSONDoc(r io.Reader, file string, f Name, expected string, listKeys ...
 func readWhole(r io.Reader) ([]byte, error) {
 	var chunks [][]byte
 	total, size := 0, 64<<10
+	if l, ok := r.(interface{ Len() int }); ok {
+		size = max(size, l.Len()+1) // a bytes.Reader's rest, read in one chunk
+	}
 	for {
 		chunk := make([]byte, size)
 		n, err := io.ReadFull(r, chunk)

@@ -150,11 +150,34 @@ func compactJSON(raw []byte) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
+	if !spaceOutsideStrings(raw) {
+		// Already compact (or invalid, which is kept as it is too).
+		return append(json.RawMessage(nil), raw...)
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return append(json.RawMessage(nil), raw...)
 	}
 	return b.Bytes()
+}
+
+// spaceOutsideStrings reports whether raw may hold whitespace that
+// json.Compact removes: outside string literals, or after a literal that
+// does not close.
+func spaceOutsideStrings(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			return true
+		case '"':
+			end := jsonscan.StringEnd(raw, i)
+			if end < 0 {
+				return true
+			}
+			i = end - 1
+		}
+	}
+	return false
 }
 
 // argsObject returns the arguments as the JSON object Anthropic's tool_use
