@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -520,3 +521,12 @@ func (t *jsonText) UnmarshalJSON(b []byte) error {
 
 // text is the string, or "" when the value is not one.
 func (t jsonText) text() string { return t.s }
+
+// wrongType is the decoder's error for a field whose value v has another
+// type than want: readers that keep a field raw and read it by its shape
+// report a value of no shape they read this way, naming the field, rather
+// than read it as empty.
+func wrongType(field string, v []byte, want reflect.Type) error {
+	kind := strings.TrimPrefix(strings.TrimPrefix(jsonscan.Describe(v), "an "), "a ")
+	return &json.UnmarshalTypeError{Value: kind, Type: want, Field: field}
+}
