@@ -305,7 +305,8 @@ const (
 	WarnSplitLine WarningKind = "split_line"
 	// WarnDuplicate: a record written twice, read once.
 	WarnDuplicate WarningKind = "duplicate"
-	// WarnUTF8: invalid UTF-8 in a string, read as U+FFFD.
+	// WarnUTF8: invalid UTF-8 in a string, or a \u escape of half a
+	// surrogate pair alone, read as U+FFFD.
 	WarnUTF8 WarningKind = "invalid_utf8"
 )
 
@@ -515,7 +516,7 @@ func (rs *readState) warn(w Warning) {
 // byte, or with StrictUTF8 an error does.
 func (rs *readState) checkUTF8(b []byte, line int, base int64) error {
 	if utf8.Valid(b) {
-		return nil
+		return rs.checkSurrogates(b, line, base)
 	}
 	i := 0
 	for i < len(b) {
@@ -538,6 +539,33 @@ func (rs *readState) checkUTF8(b []byte, line int, base int64) error {
 	}
 	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
 		Msg: "invalid UTF-8 at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
+	return nil
+}
+
+// checkSurrogates looks for a \u escape of half a UTF-16 surrogate pair
+// without its other half (what a JavaScript agent writes when it cuts a
+// string inside an emoji): it decodes to U+FFFD like invalid UTF-8, so it
+// is reported the same way.
+func (rs *readState) checkSurrogates(b []byte, line int, base int64) error {
+	i := jsonscan.LoneSurrogate(b)
+	if i < 0 {
+		return nil
+	}
+	esc := string(b[i:min(i+6, len(b))])
+	where := fmt.Sprintf("byte %d", base+int64(i))
+	if line > 0 {
+		where = fmt.Sprintf("byte %d of the line", i+1)
+	}
+	if rs.opts.StrictUTF8 {
+		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i),
+			Msg: "a lone surrogate escape " + esc + " at " + where + " (--strict-utf8)"}
+		if line > 0 {
+			e.Offset = -1
+		}
+		return e
+	}
+	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
+		Msg: "a lone surrogate escape " + esc + " at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
 	return nil
 }
 

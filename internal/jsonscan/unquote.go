@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -280,4 +281,39 @@ func Literals[T Text](doc T) []Span {
 		i = end - 1
 	}
 	return lits
+}
+
+// LoneSurrogate returns the offset of the first \u escape in the JSON text
+// b that stands for half of a UTF-16 surrogate pair without its other half
+// (encoding/json decodes it, as Unquote does, to U+FFFD), or -1 when there
+// is none. Escapes are found from backslash to backslash, so an escaped
+// backslash before a "u" is not taken for one.
+func LoneSurrogate[T Text](b T) int {
+	s := view(b)
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+1 >= len(s) {
+			return -1
+		}
+		if s[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		r := hex4(s, i+2)
+		if !utf16.IsSurrogate(r) {
+			i = min(i+6, len(s))
+			continue
+		}
+		if r < 0xdc00 && i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+			if r2 := hex4(s, i+8); r2 >= 0xdc00 && r2 <= 0xdfff {
+				i += 12 // a high half and its low half: one character
+				continue
+			}
+		}
+		return i
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzValid: Valid answers as json.Valid on any input, for a string and a
@@ -102,4 +103,30 @@ func BenchmarkValueEnd(b *testing.B) {
 			b.Fatal("end")
 		}
 	}
+}
+
+// FuzzLoneSurrogate: on a valid string literal free of U+FFFD of its own,
+// LoneSurrogate finds an escape exactly when decoding it yields U+FFFD,
+// and never panics on any input.
+func FuzzLoneSurrogate(f *testing.F) {
+	for _, s := range []string{`"\ud83d\ude00"`, `"cut \ud83d"`, `"\ude00 low"`, `"\ud83d\ud83d\ude00"`, `"\\ud83d"`, `"\\\ud83d"`, `"\u00e9"`, `"\ud83d\u0041"`, `"\ud83d\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		at := LoneSurrogate(lit)
+		if at >= len(lit) || at < -1 {
+			t.Fatalf("LoneSurrogate(%q) = %d out of range", lit, at)
+		}
+		if !json.Valid([]byte(lit)) || lit[0] != '"' || !utf8.ValidString(lit) ||
+			strings.ContainsRune(lit, utf8.RuneError) || strings.Contains(strings.ToLower(lit), `\ufffd`) {
+			return
+		}
+		s, _ := Unquote(lit)
+		if got, want := at >= 0, strings.ContainsRune(s, utf8.RuneError); got != want {
+			t.Fatalf("LoneSurrogate(%q) = %d, but the decoded %q has U+FFFD: %v", lit, at, s, want)
+		}
+		if at >= 0 && !strings.HasPrefix(lit[at:], `\u`) {
+			t.Fatalf("LoneSurrogate(%q) = %d, not at an escape", lit, at)
+		}
+	})
 }
