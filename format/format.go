@@ -271,6 +271,11 @@ type ReadOptions struct {
 	// encoding/json does; a message read unchanged is still written back
 	// with its bytes as they were.)
 	StrictUTF8 bool
+	// Instance picks one instance of a file holding several (an OpenHands
+	// evaluation output: the instance whose instance_id it is). "" reads
+	// the first, with a WarnInstance warning when there are others; with
+	// a format that has no instances it is an error (ErrInstanceNotFound).
+	Instance string
 	// Warn receives each warning as it is found; nil drops them.
 	Warn func(Warning)
 }
@@ -305,6 +310,10 @@ const (
 	WarnSplitLine WarningKind = "split_line"
 	// WarnDuplicate: a record written twice, read once.
 	WarnDuplicate WarningKind = "duplicate"
+	// WarnInstance: a file of several instances was read as its first;
+	// the others are kept as records, unread (ReadOptions.Instance picks
+	// another).
+	WarnInstance WarningKind = "instance"
 	// WarnUTF8: invalid UTF-8 in a string, or a \u escape of half a
 	// surrogate pair alone, read as U+FFFD.
 	WarnUTF8 WarningKind = "invalid_utf8"
@@ -366,6 +375,9 @@ func readFormat(f Format, r io.Reader, name string, o ReadOptions) (compact.Tran
 // finish applies what every reader shares to t: its format, the handoff
 // marks, the tags, and the check that a non-empty input gave a message.
 func (rs *readState) finish(t compact.Transcript) (compact.Transcript, error) {
+	if err := rs.instanceRead(); err != nil {
+		return compact.Transcript{}, err
+	}
 	t.Format = string(rs.format)
 	markHandoffs(&t)
 	tagTranscript(&t, formatTools[rs.format], genericTools)
@@ -374,6 +386,15 @@ func (rs *readState) finish(t compact.Transcript) (compact.Transcript, error) {
 			Msg: fmt.Sprintf("%d records, none a message (%s)", len(t.Records), recordKinds(t.Records))}
 	}
 	return t, nil
+}
+
+// instanceRead says so when an instance was asked for and the input had
+// none to pick from.
+func (rs *readState) instanceRead() error {
+	if rs.opts.Instance == "" || rs.instanced {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: %q (%s input has no instances)", rs.name, ErrInstanceNotFound, rs.opts.Instance, rs.format)
 }
 
 // recordKinds lists the kinds of records, with counts, for messages.
@@ -406,6 +427,8 @@ type readState struct {
 	err     error // the sink's first error
 	emitted int
 	records int // records passed over while streaming
+	// instanced is set by a reader that picked an instance (opts.Instance).
+	instanced bool
 }
 
 // Sink receives a transcript's messages as Stream reads them.
