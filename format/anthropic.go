@@ -273,10 +273,12 @@ func anthropicImage(b *anBlock) *compact.Image {
 	if b.Source == nil {
 		return nil
 	}
-	switch b.Source.Type {
-	case "base64":
+	// A source without its data is no image another format can carry:
+	// the caller writes a placeholder.
+	switch {
+	case b.Source.Type == "base64" && b.Source.Data != "":
 		return &compact.Image{MediaType: b.Source.MediaType, Data: b.Source.Data}
-	case "url":
+	case b.Source.Type == "url" && b.Source.URL != "":
 		return &compact.Image{URL: b.Source.URL}
 	}
 	return nil
