@@ -112,7 +112,8 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 	if len(raw) == 0 {
 		return nil, ""
 	}
-	v, err := jsonscan.Decode(string(raw))
+	// Shared: the arguments are never modified, and their strings are kept.
+	v, err := jsonscan.DecodeShared(raw)
 	if err != nil {
 		return nil, string(raw)
 	}

@@ -155,8 +155,8 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 		}
 	}
 	if !cfg.Redacted {
-		red, _ := r.Transcript(compact.Transcript{Messages: withoutSources(window)})
-		window = red.Messages
+		window = withoutSources(window)
+		r.MaskMessages(window)
 	}
 	return extract(window, r.String, cfg, lim)
 }
