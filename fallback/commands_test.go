@@ -167,3 +167,34 @@ func TestInformative(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFiles is the searchValueOption row: a grep-like search's first
+// operand is its pattern, not a file (unless -e or -f gave the pattern),
+// and an option's value is neither.
+func TestSearchFiles(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{`grep -rn "config.yaml" internal/app/server.go`, []string{"internal/app/server.go"}},
+		{`rg "\.sql" -n`, nil},
+		{`rg -g '*.ts' -A 3 createClient lib/db.ts`, []string{"lib/db.ts"}},
+		{`grep -e main.go cmd/tool/main.go`, []string{"cmd/tool/main.go"}},
+		{`ag --regexp=setup.py setup.cfg`, []string{"setup.cfg"}},
+		{`cat notes.txt | grep -c TODO.md`, []string{"notes.txt"}},
+	} {
+		var got []string
+		for _, f := range shellFiles(tc.cmd) {
+			got = append(got, f.path)
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%q: files %q, want %q", tc.cmd, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%q: files %q, want %q", tc.cmd, got, tc.want)
+			}
+		}
+	}
+}
