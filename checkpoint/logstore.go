@@ -50,6 +50,13 @@ type LogBackend interface {
 	Close() error
 }
 
+// LogSetAsider is a LogBackend that can move a session's log out of the
+// way, kept under another name, so that the session starts over (see
+// StartOver). It returns where the log now is.
+type LogSetAsider interface {
+	SetAsideLog(ctx context.Context, session string) (where string, err error)
+}
+
 // LogStore is the Store over a LogBackend: content-addressed elements,
 // records that say what changed, compare-and-set saves. FileStore and
 // checkpoint/redis's Store are LogStores. A LogStore keeps what it has read
@@ -278,7 +285,7 @@ func (ss *logSession) headState(name string) (*logRecord, error) {
 	if ss.tailDamaged || (len(ss.damage) > 0 && (r == nil || ss.head == nil)) {
 		hint := "checkpoint recover makes the newest checkpoint before it the head"
 		if len(ss.bad) == len(ss.recs) {
-			hint = "no checkpoint before it can be read: delete the session to start it over"
+			hint = "no checkpoint before it can be read: checkpoint recover --start-over sets the damaged log aside and starts the session over"
 		}
 		return nil, fmt.Errorf("session %s: %w: no readable head: %s (%s)", name, ErrCorrupt, ss.damage[len(ss.damage)-1], hint)
 	}

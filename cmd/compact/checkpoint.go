@@ -151,6 +151,7 @@ const checkpointExamples = `  compact checkpoint list --status failed,paused --m
   compact checkpoint prune --keep 20 --max-age 720h
   compact checkpoint verify --store redis://127.0.0.1:6379/0
   compact checkpoint recover SESSION                          # after verify found no readable head
+  compact checkpoint recover --start-over SESSION             # nothing readable: set the log aside, start over
 `
 
 func runCheckpoint(ctx context.Context, e *env, args []string) error {
@@ -813,10 +814,13 @@ type recoverReport struct {
 	Checkpoint string            `json:"checkpoint"`
 	Seq        int64             `json:"seq"`
 	Status     checkpoint.Status `json:"status"`
+	// SetAside is where --start-over put the damaged log.
+	SetAside string `json:"set_aside,omitempty"`
 }
 
 func cpRecover(ctx context.Context, e *env, args []string) error {
-	fs := newCPFlags(e, "recover", "recover SESSION... [--json]")
+	fs := newCPFlags(e, "recover", "recover SESSION... [--start-over] [--json]")
+	startOver := fs.Bool("start-over", false, "when no checkpoint before the damage can be read, set the damaged log aside (log.damaged-TIME) so the next save starts the session over")
 	rest, err := parseFlags(fs.FlagSet, args)
 	if err != nil {
 		return err
@@ -838,7 +842,22 @@ func cpRecover(ctx context.Context, e *env, args []string) error {
 	var errs []error
 	for _, session := range rest {
 		c, err := checkpoint.Recover(ctx, s, session)
+		if err != nil && *startOver && errors.Is(err, checkpoint.ErrCorrupt) {
+			where, serr := checkpoint.StartOver(ctx, s, session)
+			if serr != nil {
+				errs = append(errs, cpStoreError(errors.Join(err, serr)))
+				continue
+			}
+			reps = append(reps, recoverReport{Session: session, SetAside: where})
+			if !*fs.asJSON {
+				fmt.Fprintf(e.stdout, "%s: nothing before the damage could be read; the damaged log is kept as %s and the next save starts the session over\n", session, where)
+			}
+			continue
+		}
 		if err != nil {
+			if errors.Is(err, checkpoint.ErrCorrupt) {
+				err = fmt.Errorf("%w (--start-over sets the damaged log aside so the session can start over)", err)
+			}
 			errs = append(errs, cpStoreError(err))
 			continue
 		}
