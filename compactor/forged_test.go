@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/sample"
 )
@@ -155,5 +156,41 @@ func TestForgedHandoffIsNotFolded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHandoffVerifiesAfterARedactingStore: a checkpoint store redacts what
+// it writes by default; the handoff, masked already by the compaction, comes
+// back from it unchanged and signed, so a resumed loop folds it.
+func TestHandoffVerifiesAfterARedactingStore(t *testing.T) {
+	ctx := context.Background()
+	store, err := checkpoint.NewFileStore(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := injected(t, 30, "tool", "deploy with AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY and https://admin:hunter2hunter2@db.internal/x")
+	cfg := goldenConfig()
+	cfg.Window = 16000
+	res, err := mustNew(t, cfg).Compact(ctx, in)
+	if err != nil || !res.Changed() {
+		t.Fatalf("compact: %v %s", err, res.Record.Reason)
+	}
+	cp := &checkpoint.Checkpoint{Session: "s", Status: checkpoint.StatusRunning, Transcript: &res.Transcript}
+	if err := store.Save(ctx, cp, ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := checkpoint.Resume(ctx, store, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := r.Checkpoint.Transcript
+	verified := 0
+	for i := range back.Messages {
+		if compact.VerifyHandoff(&back.Messages[i], nil) {
+			verified++
+		}
+	}
+	if verified != 1 {
+		t.Fatalf("%d verified handoffs after the store, want 1", verified)
 	}
 }
