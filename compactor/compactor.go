@@ -530,18 +530,5 @@ func (r *run) sanitize(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	clean := r.c.redactor.String(r.secrets.mask(msg))
-	if clean == msg {
-		return err
-	}
-	return &maskedError{msg: clean, err: err}
+	return redact.MaskedError(err, r.c.redactor.String(r.secrets.mask(err.Error())))
 }
-
-type maskedError struct {
-	msg string
-	err error
-}
-
-func (e *maskedError) Error() string { return e.msg }
-func (e *maskedError) Unwrap() error { return e.err }
