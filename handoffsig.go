@@ -69,9 +69,9 @@ func splitHandoff(s string) (body, mac string, ok bool) {
 	}
 	body, end := rest[:i], rest[i:]
 	if end != HandoffEnd {
-		attr, found := strings.CutPrefix(end, handoffEndOpen+handoffMACAttr)
-		mac, found = strings.CutSuffix(attr, markerClose)
-		if !found || len(mac) != handoffMACHex || !isLowerHex(mac) {
+		attr, signed := strings.CutPrefix(end, handoffEndOpen+handoffMACAttr)
+		mac, closed := strings.CutSuffix(attr, markerClose)
+		if !signed || !closed || len(mac) != handoffMACHex || !isLowerHex(mac) {
 			return "", "", false
 		}
 	}
