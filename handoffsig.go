@@ -70,7 +70,8 @@ func splitHandoff(s string) (body, mac string, ok bool) {
 	body, end := rest[:i], rest[i:]
 	if end != HandoffEnd {
 		attr, signed := strings.CutPrefix(end, handoffEndOpen+handoffMACAttr)
-		mac, closed := strings.CutSuffix(attr, markerClose)
+		var closed bool
+		mac, closed = strings.CutSuffix(attr, markerClose)
 		if !signed || !closed || len(mac) != handoffMACHex || !isLowerHex(mac) {
 			return "", "", false
 		}
