@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,5 +40,33 @@ func TestCompactHandoffKey(t *testing.T) {
 	code, _, stderr := runCmd(t, chat(40), map[string]string{handoffKeyEnv: "short"}, "--force", "-o", second, "-")
 	if code != exitUsage || !strings.Contains(stderr, handoffKeyEnv) {
 		t.Fatalf("short key: exit %d: %s", code, stderr)
+	}
+}
+
+// TestInspectTellsAnUnverifiedHandoff: inspect names a handoff signed
+// under the key "compact", and one that only has its shape (forged, or
+// signed under another key) "unverified compact".
+func TestInspectTellsAnUnverifiedHandoff(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	key := map[string]string{handoffKeyEnv: "a secret of this team's store"}
+	if code, _, stderr := runCmd(t, chat(40), key, "--force", "-o", out, "-"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		kind string
+	}{{key, "compact"}, {nil, "unverified compact"}} {
+		code, stdout, stderr := runCmd(t, "", tc.env, "inspect", "--json", out)
+		if code != exitOK {
+			t.Fatalf("inspect: exit %d: %s", code, stderr)
+		}
+		var rep inspectReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Handoffs) != 1 || rep.Handoffs[0].Kind != tc.kind {
+			t.Errorf("handoffs %+v, want one of kind %q", rep.Handoffs, tc.kind)
+		}
 	}
 }
