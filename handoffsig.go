@@ -139,7 +139,14 @@ func claimsHandoff(s string) bool {
 // when VerifyHandoff accepts it; otherwise it is ordinary text, summarized
 // like any other message.
 func ClaimsHandoff(m *Message) bool {
-	return claimsHandoff(m.Text())
+	// The first text part that holds anything opens the message's text
+	// (Text joins the parts): no copy of a long message is made.
+	for _, p := range m.Parts {
+		if p.Type == PartText && strings.TrimLeft(p.Text, " \t\r\n") != "" {
+			return claimsHandoff(p.Text)
+		}
+	}
+	return false
 }
 
 // stripEndMarkers removes every end marker, signed or not, from s.
