@@ -84,3 +84,22 @@ func TestPairsMatchReference(t *testing.T) {
 		}
 	})
 }
+
+// TestToolPairsIsGroupsAndOrphans: ToolPairs is ToolGroups and Orphans.
+func TestToolPairsIsGroupsAndOrphans(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var tr Transcript
+		for n := rapid.IntRange(0, 20).Draw(rt, "n"); n > 0; n-- {
+			id := rapid.SampledFrom([]string{"", "a", "b"}).Draw(rt, "id")
+			if rapid.Bool().Draw(rt, "call") {
+				tr.Messages = append(tr.Messages, AssistantMessage("", ToolCall{ID: id, Name: "x"}))
+			} else {
+				tr.Messages = append(tr.Messages, ToolResultMessage(id, "out"))
+			}
+		}
+		groups, orphans := tr.ToolPairs()
+		if !reflect.DeepEqual(groups, tr.ToolGroups()) || !reflect.DeepEqual(orphans, tr.Orphans()) {
+			rt.Fatalf("ToolPairs %+v %+v", groups, orphans)
+		}
+	})
+}

@@ -19,7 +19,9 @@ type Summarizer interface {
 type SummaryRequest struct {
 	// Window is the dropped middle, in order, its long tool outputs
 	// shortened. It may hold earlier handoffs (Summary messages), which the
-	// new handoff must fold in.
+	// new handoff must fold in. Its messages carry no source records, and
+	// share their parts with the transcript being compacted: a Summarizer
+	// reads them, never changes them.
 	Window []Message
 	// Redacted says Window, LatestAsk and Focus have been through a redactor
 	// (the compactor always does this first), so a summarizer need not mask

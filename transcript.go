@@ -150,6 +150,13 @@ func (t *Transcript) ToolGroups() []ToolGroup {
 // Orphans returns the tool results that answer no earlier call and the calls
 // that no result answers, in transcript order.
 func (t *Transcript) Orphans() []Orphan {
+	_, orphans := t.ToolPairs()
+	return orphans
+}
+
+// ToolPairs returns ToolGroups and Orphans at once, pairing the transcript
+// once instead of twice.
+func (t *Transcript) ToolPairs() ([]ToolGroup, []Orphan) {
 	groups, orphans := t.pairs()
 	for _, g := range groups {
 		for _, id := range g.Missing {
@@ -157,7 +164,7 @@ func (t *Transcript) Orphans() []Orphan {
 		}
 	}
 	sortOrphans(orphans)
-	return orphans
+	return groups, orphans
 }
 
 // pairs matches results to calls in one pass. Results answering nothing are

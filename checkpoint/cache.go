@@ -17,7 +17,8 @@ var ErrResultNotJSON = errors.New("tool result is not JSON")
 // remembers their results, so a resumed run reuses what an earlier run did
 // instead of repeating its side effects. The zero value is an empty cache;
 // NewCache starts from a checkpoint's ToolCache. It is safe for concurrent
-// use: calls of Do with the same key wait for the one that runs.
+// use: calls of Do with the same key wait for the one that runs; if that
+// one panics, the key is released and the next call runs fn again.
 type Cache struct {
 	// Persist, when set, is called with each new result before Do returns
 	// it, typically to save a checkpoint holding Results, so the result is
@@ -86,7 +87,7 @@ func (c *Cache) Do(ctx context.Context, key string, fn func(context.Context) (js
 	c.inflight[key] = call
 	c.mu.Unlock()
 
-	call.result, call.err = fn(ctx)
+	call.result, call.err = c.run(ctx, key, call, fn)
 	var notJSON error
 	if call.err == nil && !json.Valid(call.result) {
 		call.result, _ = json.Marshal(string(call.result)) // a string always encodes
@@ -111,6 +112,31 @@ func (c *Cache) Do(ctx context.Context, key string, fn func(context.Context) (js
 		}
 	}
 	return call.result, notJSON
+}
+
+// errToolPanicked marks a call whose fn panicked: its waiters run fn
+// themselves.
+var errToolPanicked = errors.New("tool call panicked")
+
+// run calls fn. If fn panics (or calls runtime.Goexit) it releases key
+// first, storing nothing, so the calls waiting for it and the next Do run
+// fn again (a loop that recovers from a tool's panic retries it); the panic
+// goes on.
+func (c *Cache) run(ctx context.Context, key string, call *cacheCall, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		call.err = fmt.Errorf("cache: %s: %w", key, errToolPanicked)
+		c.mu.Lock()
+		delete(c.inflight, key)
+		c.mu.Unlock()
+		close(call.done)
+	}()
+	r, err := fn(ctx)
+	returned = true
+	return r, err
 }
 
 // Results returns a copy of every stored result, to put in a checkpoint's

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/checkpoint/storetest"
@@ -130,5 +131,94 @@ func TestCacheSurvivesResume(t *testing.T) {
 	latest, _ := s.Latest(ctx, "pay")
 	if string(latest.ToolCache[key]) != `{"charge":"ch_1"}` || len(latest.SideEffects) != 2 {
 		t.Fatalf("persisted cache %v, side effects %v", latest.ToolCache, latest.SideEffects)
+	}
+}
+
+// TestCacheKeyUsableAfterPanic (QA-19): a tool function that panics leaves
+// its key free: the panic reaches the caller, a call that was waiting for
+// it runs fn itself, the next Do runs fn again and stores its result, and
+// nothing of the panicked call is stored.
+func TestCacheKeyUsableAfterPanic(t *testing.T) {
+	c := checkpoint.NewCache(nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		c.Do(context.Background(), "k", func(context.Context) (json.RawMessage, error) {
+			close(started)
+			<-release
+			panic("tool crashed")
+		})
+	}()
+	<-started
+	var runs atomic.Int32
+	waiter := make(chan error, 1)
+	go func() {
+		r, err := c.Do(context.Background(), "k", func(context.Context) (json.RawMessage, error) {
+			runs.Add(1)
+			return json.RawMessage(`"w"`), nil
+		})
+		if err == nil && string(r) != `"w"` {
+			err = errors.New("waiter got " + string(r))
+		}
+		waiter <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the waiter wait
+	close(release)
+	if p := <-panicked; p != "tool crashed" {
+		t.Fatalf("the panic did not reach the caller: %v", p)
+	}
+	select {
+	case err := <-waiter:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Do waiting for the call that panicked still waits (deadlock)")
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the waiter's fn ran %d times, want 1", runs.Load())
+	}
+	// The result is stored now: later calls (10 at once) run nothing.
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Do(context.Background(), "k", func(context.Context) (json.RawMessage, error) {
+				runs.Add(1)
+				return json.RawMessage(`"again"`), nil
+			})
+			if err != nil || string(r) != `"w"` {
+				t.Errorf("Do after the retry: %s %v", r, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if runs.Load() != 1 {
+		t.Errorf("fn ran %d times in all, want 1", runs.Load())
+	}
+
+	// A panic with nobody waiting: the next Do (no deadline) runs fn.
+	c2 := checkpoint.NewCache(nil)
+	func() {
+		defer func() { recover() }()
+		c2.Do(context.Background(), "k", func(context.Context) (json.RawMessage, error) { panic("tool crashed") })
+	}()
+	if len(c2.Results()) != 0 {
+		t.Errorf("a panicked call stored %v", c2.Results())
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c2.Do(context.Background(), "k", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || string(c2.Results()["k"]) != "1" {
+			t.Errorf("second Do: %v, stored %v", err, c2.Results())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Do of a key whose first call panicked still waits (deadlock)")
 	}
 }

@@ -158,6 +158,9 @@ type Checkpoint struct {
 	State json.RawMessage `json:"state,omitempty"`
 	// UsedNonces lists the nonces of the resume tokens Approve accepted
 	// for this session, so that a token approves one pending action once.
+	// Save keeps the parent's nonces whatever this field holds (it sets
+	// the field to the union): a writer that builds its checkpoint afresh
+	// cannot re-arm a used token.
 	UsedNonces []string `json:"used_nonces,omitempty"`
 	// CreatedAt is when the session's first checkpoint was saved; UpdatedAt
 	// when this one was.
@@ -379,6 +382,11 @@ type SessionInfo struct {
 	CompletedSteps int       `json:"completed_steps"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Damaged, when set, says why the session has no readable head (a
+	// damaged log: where, and what). The other fields then describe the
+	// newest checkpoint that can still be read (zero when none can), the
+	// one Recover would make the head.
+	Damaged string `json:"damaged,omitempty"`
 }
 
 func (c *Checkpoint) info() SessionInfo {

@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,7 +25,10 @@ import (
 // the session's lock, so processes sharing the directory never interleave.
 // A batch is committed once whole on disk: a crash in the middle leaves a
 // torn tail that readers ignore and the next writer cuts off, so the last
-// committed checkpoint always loads. Readers take the shared lock while they
+// committed checkpoint always loads. Batch headers check themselves (see
+// filebatch.go), so only what a cut-short append leaves is taken for a torn
+// tail; damage anywhere else is reported with its byte offset and never
+// cut off. Readers take the shared lock while they
 // read, so they never see a batch before it is durable. Prune rewrites a
 // log to a new file renamed into place. Files are created 0600 and
 // directories 0700.
@@ -39,9 +41,12 @@ type FileStore struct {
 }
 
 const (
-	logName    = "log"
-	lockName   = "lock"
-	eventsFile = "events.jsonl"
+	// rewriteBatch bounds the batches of a rewritten log (a header says
+	// at most 4 GiB).
+	rewriteBatch = 1 << 30
+	logName      = "log"
+	lockName     = "lock"
+	eventsFile   = "events.jsonl"
 )
 
 // NewFileStore opens the store in dir. A missing directory is created
@@ -107,17 +112,10 @@ func checkSession(session string) error {
 	return nil
 }
 
-// fileLog is the LogBackend of a FileStore. A log file is a sequence of
-// frames, each [0xC7, flags, length (4 bytes, little-endian)] and the
-// frame; flags bit 0 marks the last frame of a batch. A position's Gen is
-// the file's inode number, N a byte offset.
+// fileLog is the LogBackend of a FileStore: the log file is a sequence
+// of batches (see filebatch.go). A position's Gen is the file's inode
+// number, N a byte offset.
 type fileLog struct{ dir string }
-
-const (
-	frameMagic  = 0xC7
-	frameHeader = 6
-	flagLast    = 1
-)
 
 func (l *fileLog) path(session string) string { return filepath.Join(l.dir, session, logName) }
 
@@ -126,37 +124,6 @@ func gen(st os.FileInfo) string {
 		return strconv.FormatUint(s.Ino, 10)
 	}
 	return st.ModTime().String()
-}
-
-// scan splits data (the log from offset off on) into committed frames.
-// It stops at a torn tail (a batch that does not end within data) and
-// returns the offset after the last whole batch; damage (a bad frame
-// header where a whole one should be) is an ErrCorrupt naming the offset.
-func scan(data []byte, off int64) (frames [][]byte, end int64, err error) {
-	end = off
-	var pending [][]byte
-	p := 0
-	for p < len(data) {
-		if len(data)-p < frameHeader {
-			break // torn
-		}
-		if data[p] != frameMagic || data[p+1]&^flagLast != 0 {
-			return frames, end, fmt.Errorf("%w: log damaged at byte %d: no frame starts there", ErrCorrupt, off+int64(p))
-		}
-		n := int(binary.LittleEndian.Uint32(data[p+2:]))
-		if n > len(data)-p-frameHeader {
-			break // torn
-		}
-		pending = append(pending, data[p+frameHeader:p+frameHeader+n:p+frameHeader+n])
-		last := data[p+1]&flagLast != 0
-		p += frameHeader + n
-		if last {
-			frames = append(frames, pending...)
-			pending = nil
-			end = off + int64(p)
-		}
-	}
-	return frames, end, nil
 }
 
 // ReadLog implements LogBackend, under the session's shared lock.
@@ -214,6 +181,9 @@ func (l *fileLog) AppendLog(ctx context.Context, session string, at LogPos, fram
 		return at, err
 	}
 	buf := encodeBatch(frames)
+	if len(buf)-batchHeader > maxBatchSize {
+		return at, errBatchTooLarge
+	}
 	if _, err := f.WriteAt(buf, end.N); err != nil {
 		f.Truncate(end.N)
 		return at, fmt.Errorf("write log: %w", err)
@@ -252,36 +222,19 @@ func (l *fileLog) committedEnd(f *os.File, at LogPos) (LogPos, error) {
 			return at, err
 		}
 		frames, end, err := scan(data, pos.N)
-		if err != nil {
-			return at, err
-		}
 		if len(frames) > 0 {
 			return at, ErrConflict // another writer committed meanwhile
 		}
-		// A batch a crashed writer left unfinished: never committed.
+		if err != nil {
+			return at, err // damage is never cut off
+		}
+		// What is left is provably a batch a crashed writer left
+		// unfinished (scan says): never committed.
 		if err := f.Truncate(end); err != nil {
 			return at, err
 		}
 	}
 	return pos, nil
-}
-
-func encodeBatch(frames [][]byte) []byte {
-	n := 0
-	for _, f := range frames {
-		n += frameHeader + len(f)
-	}
-	buf := make([]byte, 0, n)
-	for i, f := range frames {
-		var flags byte
-		if i == len(frames)-1 {
-			flags = flagLast
-		}
-		buf = append(buf, frameMagic, flags)
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(f)))
-		buf = append(buf, f...)
-	}
-	return buf
 }
 
 // RewriteLog implements LogBackend: a new file, synced and renamed over
@@ -302,7 +255,7 @@ func (l *fileLog) RewriteLog(ctx context.Context, session string, at LogPos, fra
 		return at, err
 	}
 	dir := filepath.Join(l.dir, session)
-	tmp, err := writeTemp(dir, logName, encodeBatch(frames))
+	tmp, err := writeTemp(dir, logName, encodeBatches(frames, rewriteBatch))
 	if err != nil {
 		return at, err
 	}

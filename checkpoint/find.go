@@ -40,7 +40,7 @@ func FindResumable(ctx context.Context, s Store, task string, opts FindOptions) 
 	want := words(task)
 	var out []Match
 	for _, in := range infos {
-		if in.CompletedSteps < 1 {
+		if in.CompletedSteps < 1 || in.Damaged != "" {
 			continue
 		}
 		if score := jaccard(want, words(in.Task)); score >= opts.Threshold {

@@ -232,7 +232,11 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		ss.reset(LogPos{})
 		return c, nil
 	}
-	return nil, fmt.Errorf("%w: session %s: no checkpoint of its log verifies", ErrCorrupt, session)
+	where := ""
+	if len(ss.damage) > 0 {
+		where = " (" + ss.damage[0] + ")"
+	}
+	return nil, fmt.Errorf("%w: session %s: no checkpoint of its log verifies%s; nothing was changed", ErrCorrupt, session, where)
 }
 
 // sweepTrash removes what an interrupted Delete left.

@@ -147,6 +147,13 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 				return lerr
 			default:
 				ps = parentState{exists: true, id: h.Info.Latest, seq: h.Info.Seq, createdAt: h.Info.CreatedAt}
+				if ps.id == parent {
+					old, err := s.legacy.latest(ctx, name)
+					if err != nil {
+						return err
+					}
+					ps.usedNonces = old.UsedNonces
+				}
 			}
 		}
 	case herr != nil:
@@ -181,7 +188,16 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 		if ss.ref.id == head.meta.ID {
 			ref = ss.ref
 		}
+		hv, err := s.elem(name, ss, kindHead, base.head, head.meta.KeyID)
+		if err != nil {
+			return fmt.Errorf("session %s: checkpoint %s: %w", name, head.meta.ID, err)
+		}
+		ps.usedNonces = hv.(headElem).UsedNonces
 	}
+	// Used resume tokens stay used: a save keeps its parent's nonces
+	// whatever the caller passes (a checkpoint built afresh, or a Clone of
+	// an older one, has none), so no writer can re-arm a token.
+	c.UsedNonces = unionNonces(ps.usedNonces, c.UsedNonces)
 	b := &batch{s: s, ss: ss, session: name, r: r, enc: newElemEncoder(), added: map[Addr]bool{}}
 	plans, next, err := s.plan(b, c, ref, base, &rec.delta)
 	if err != nil {
@@ -224,6 +240,17 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 		s.events(name, events)
 	}
 	return nil
+}
+
+// unionNonces returns old followed by the nonces of add it lacks.
+func unionNonces(old, add []string) []string {
+	out := slices.Clone(old)
+	for _, n := range add {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // keptStep returns whether a step ID belongs to a step the save keeps as

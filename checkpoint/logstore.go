@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -204,9 +205,9 @@ func (s *LogStore) sync(ctx context.Context, name string, ss *logSession) (bool,
 		ss.apply(name, f)
 	}
 	ss.pos = end
-	if err != nil && (len(ss.damage) == 0 || ss.damage[len(ss.damage)-1] != err.Error()) {
+	if err != nil && (len(ss.damage) == 0 || ss.damage[len(ss.damage)-1] != damageText(err)) {
 		// Nothing past damage to the log itself can be read.
-		ss.damage = append(ss.damage, err.Error())
+		ss.damage = append(ss.damage, damageText(err))
 		ss.tailDamaged = true
 	}
 	return true, nil
@@ -216,14 +217,14 @@ func (s *LogStore) sync(ctx context.Context, name string, ss *logSession) (bool,
 func (ss *logSession) apply(name string, f []byte) {
 	kind, body, err := checkFrame(f)
 	if err != nil {
-		ss.damage = append(ss.damage, fmt.Sprintf("a frame after checkpoint %s: %v", ss.lastID(), err))
+		ss.damage = append(ss.damage, fmt.Sprintf("a frame after checkpoint %s: %s", ss.lastID(), damageText(err)))
 		ss.tailDamaged = true
 		return
 	}
 	if kind == frameBlob {
 		a, b, err := parseBlob(body)
 		if err != nil {
-			ss.damage = append(ss.damage, err.Error())
+			ss.damage = append(ss.damage, damageText(err))
 			return
 		}
 		ss.blobs[a] = b
@@ -231,7 +232,7 @@ func (ss *logSession) apply(name string, f []byte) {
 	}
 	r, err := parseRecord(body)
 	if err != nil {
-		ss.damage = append(ss.damage, fmt.Sprintf("record after checkpoint %s: %v", ss.lastID(), err))
+		ss.damage = append(ss.damage, fmt.Sprintf("record after checkpoint %s: %s", ss.lastID(), damageText(err)))
 		ss.head, ss.tailDamaged = nil, true
 		return
 	}
@@ -275,7 +276,11 @@ func (ss *logSession) lastID() string {
 func (ss *logSession) headState(name string) (*logRecord, error) {
 	r := ss.headRecord()
 	if ss.tailDamaged || (len(ss.damage) > 0 && (r == nil || ss.head == nil)) {
-		return nil, fmt.Errorf("session %s: %w: no readable head: %s (checkpoint recover rebuilds it)", name, ErrCorrupt, ss.damage[len(ss.damage)-1])
+		hint := "checkpoint recover makes the newest checkpoint before it the head"
+		if len(ss.bad) == len(ss.recs) {
+			hint = "no checkpoint before it can be read: delete the session to start it over"
+		}
+		return nil, fmt.Errorf("session %s: %w: no readable head: %s (%s)", name, ErrCorrupt, ss.damage[len(ss.damage)-1], hint)
 	}
 	if r == nil {
 		return nil, fmt.Errorf("%w: session %s", ErrNotFound, name)
@@ -597,12 +602,32 @@ func (s *LogStore) info(ctx context.Context, session string) (SessionInfo, error
 		h, err := s.legacy.readHead(session)
 		return h.Info, err
 	}
+	if errors.Is(err, ErrCorrupt) {
+		// Listed as damaged, described by the newest record still read.
+		in := SessionInfo{Session: session, Damaged: strings.TrimPrefix(damageText(err), "session "+session+": ")}
+		for i := len(ss.recs) - 1; i >= 0; i-- {
+			if ss.bad[i] == nil {
+				if good, ierr := s.recordInfo(session, ss.recs[i]); ierr == nil {
+					good.Damaged = in.Damaged
+					in = good
+				}
+				break
+			}
+		}
+		return in, err
+	}
 	if err != nil {
 		return SessionInfo{}, err
 	}
+	return s.recordInfo(session, r)
+}
+
+// recordInfo returns the session summary a record holds.
+func (s *LogStore) recordInfo(session string, r *logRecord) (SessionInfo, error) {
 	var in recordInfo
 	raw := r.info
 	if r.meta.Codec == codecAESGCM {
+		var err error
 		if raw, err = s.codec.openBytes(infoAAD(session, r.meta.ID), raw, r.meta.KeyID); err != nil {
 			return SessionInfo{}, fmt.Errorf("session %s: %w", session, err)
 		}
@@ -610,10 +635,14 @@ func (s *LogStore) info(ctx context.Context, session string) (SessionInfo, error
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return SessionInfo{}, fmt.Errorf("session %s: %w: info: %v", session, ErrCorrupt, err)
 	}
-	first := ss.recs[0].meta.CreatedAt
-	_ = first
 	return SessionInfo{Session: session, Task: in.Task, Status: r.meta.Status, Latest: r.meta.ID, Seq: r.meta.Seq,
 		Steps: in.Steps, CompletedSteps: in.CompletedSteps, CreatedAt: r.meta.CreatedAt, UpdatedAt: r.meta.UpdatedAt}, nil
+}
+
+// damageText is a damage error's text without the sentinel's, which
+// whoever prints it says once.
+func damageText(err error) string {
+	return strings.ReplaceAll(err.Error(), ErrCorrupt.Error()+": ", "")
 }
 
 // List implements Store.
@@ -626,8 +655,9 @@ func (s *LogStore) List(ctx context.Context, f Filter) ([]SessionInfo, error) {
 }
 
 // listSessions is the one listing loop: each session's summary, filtered
-// and sorted, with the sessions that could not be read reported after
-// those that could. A store that cannot be reached stops it.
+// and sorted, damaged sessions (SessionInfo.Damaged) among them, with the
+// sessions that could not be read at all reported after those that could.
+// A store that cannot be reached stops it.
 func listSessions(ctx context.Context, names []string, f Filter, now time.Time, info func(context.Context, string) (SessionInfo, error)) ([]SessionInfo, error) {
 	var out []SessionInfo
 	var errs []error
@@ -641,6 +671,13 @@ func listSessions(ctx context.Context, names []string, f Filter, now time.Time, 
 			continue // deleted or expired meanwhile, or never committed
 		case errors.Is(err, ErrUnavailable):
 			return out, err
+		case err != nil && in.Damaged != "":
+			if in.Latest == "" { // nothing read: no status or age to filter by
+				if len(f.Status) == 0 {
+					out = append(out, in)
+				}
+				continue
+			}
 		case err != nil:
 			errs = append(errs, err)
 			continue

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 )
 
@@ -132,6 +133,9 @@ type parentState struct {
 	id        string
 	seq       int64
 	createdAt time.Time
+	// usedNonces are the parent's used resume-token nonces, which a
+	// save keeps.
+	usedNonces []string
 }
 
 // Opener opens a store of one URL scheme from its spec.
@@ -160,6 +164,7 @@ func Register(scheme string, open Opener) {
 // package registered for SCHEME (import _
 // "github.com/compactkit/compact/checkpoint/redis" for redis:// and
 // rediss://), anything else a FileStore directory, created if missing.
+// The errors of Open name the spec with its password masked.
 func Open(ctx context.Context, spec string, opts Options) (Store, error) {
 	if spec == "" {
 		return nil, fmt.Errorf("%w: empty store spec", ErrInvalid)
@@ -173,9 +178,9 @@ func Open(ctx context.Context, spec string, opts Options) (Store, error) {
 	schemesMu.RUnlock()
 	if open == nil {
 		if scheme == "redis" || scheme == "rediss" {
-			return nil, fmt.Errorf("%w: store %q: the Redis store is not linked in (import _ \"github.com/compactkit/compact/checkpoint/redis\")", ErrInvalid, spec)
+			return nil, fmt.Errorf("%w: store %q: the Redis store is not linked in (import _ \"github.com/compactkit/compact/checkpoint/redis\")", ErrInvalid, safeurl.String(spec))
 		}
-		return nil, fmt.Errorf("%w: store %q: want a directory or redis://HOST:PORT/DB", ErrInvalid, spec)
+		return nil, fmt.Errorf("%w: store %q: want a directory or redis://HOST:PORT/DB", ErrInvalid, safeurl.String(spec))
 	}
 	return open(ctx, spec, opts)
 }

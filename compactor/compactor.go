@@ -220,13 +220,21 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	digests := keptDigests(r.t.Messages, p)
 	t0 := c.cfg.Now()
 	window := r.ordinary(p.HeadEnd, p.TailStart)
-	red, found := c.redactor.Transcript(compact.Transcript{Messages: window})
+	// The summarizers read the window's parts, never its source records:
+	// they are left out, so they are neither masked (the window is dropped
+	// from the output) nor handed on. The messages without a secret are
+	// shared with the transcript, not copied.
+	red := withoutSources(window)
+	found := c.redactor.MaskMessages(red)
 	r.secrets = secretValues(window, found)
 	// Pruning shapes only what a Summarizer is sent; the deterministic
 	// handoff reads the real window, so that it reports what happened.
-	in := summaryInput{window: red.Messages, latestAsk: r.latestAsk()}
+	// Without a Summarizer nothing is pruned (nor held in memory).
+	in := summaryInput{window: red, latestAsk: r.latestAsk()}
 	var st pruneStats
-	in.pruned, st = c.cfg.Prune.prune(red.Messages, c.counter.Text)
+	if c.primary != nil {
+		in.pruned, st = c.cfg.Prune.prune(red, c.counter.Text)
+	}
 	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
 
 	sum, err := r.summarize(ctx, &in)
@@ -531,4 +539,15 @@ func (r *run) sanitize(err error) error {
 		return nil
 	}
 	return redact.MaskedError(err, r.c.redactor.String(r.secrets.mask(err.Error())))
+}
+
+// withoutSources returns a copy of window whose messages have no source
+// records (their format kept): what a summarizer is given of them.
+func withoutSources(window []compact.Message) []compact.Message {
+	out := make([]compact.Message, len(window))
+	for i, m := range window {
+		m.Source = compact.Source{Format: m.Source.Format}
+		out[i] = m
+	}
+	return out
 }

@@ -90,7 +90,8 @@ func newLayout(t *compact.Transcript, counter Counter, key []byte) *layout {
 	// one pass, however groups interleave (parallel calls answered out of
 	// order).
 	diff := make([]int, n+2)
-	for _, g := range t.ToolGroups() {
+	groups, orphans := t.ToolPairs()
+	for _, g := range groups {
 		l.grouped[g.Call] = true
 		for _, r := range g.Results {
 			l.grouped[r] = true
@@ -100,7 +101,7 @@ func newLayout(t *compact.Transcript, counter Counter, key []byte) *layout {
 			diff[end+1]--
 		}
 	}
-	l.orphans = t.Orphans()
+	l.orphans = orphans
 	for _, o := range l.orphans {
 		if o.Kind == compact.OrphanResult {
 			l.grouped[o.Index] = true

@@ -168,7 +168,7 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 // entries (see entry.weak) may take: a tool printed them once and nobody
 // used them, so few are needed later (about one in seventy), but a reader
 // of code does reach for some of them.
-const weakShare = 15
+const weakShare = 13
 
 // indexGroups are the Critical context groups that list names, one entry
 // per name.

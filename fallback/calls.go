@@ -112,7 +112,8 @@ func decodeArgs(raw json.RawMessage) (map[string]any, string) {
 	if len(raw) == 0 {
 		return nil, ""
 	}
-	v, err := jsonscan.Decode(string(raw))
+	// Shared: the arguments are never modified, and their strings are kept.
+	v, err := jsonscan.DecodeShared(raw)
 	if err != nil {
 		return nil, string(raw)
 	}
@@ -642,6 +643,32 @@ func segmentFiles(words []string, add func(string, fileOp)) {
 		for _, a := range operands() {
 			add(a, opDelete)
 		}
+	case "grep", "egrep", "fgrep", "rg", "ag", "ack":
+		// Searches: the first operand is the pattern ("db\.sql" is no
+		// file), unless an option gave it; the rest are where to look.
+		var ops []string
+		given := false // the pattern came with an option
+		for j := 1; j < len(args); j++ {
+			switch a := args[j]; {
+			case a == "-e" || a == "-f" || a == "--regexp" || a == "--file":
+				given = true
+				j++
+			case strings.HasPrefix(a, "--regexp=") || strings.HasPrefix(a, "--file="):
+				given = true
+			case searchValueOption[a]:
+				j++ // "-g '*.ts'", "-A 3": the option's value
+			case !strings.HasPrefix(a, "-"):
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) > 0 && !given {
+			ops = ops[1:]
+		}
+		for _, a := range ops {
+			if p, _, ok := pathRef(strings.Trim(a, `"'`)); ok {
+				add(p, opMention)
+			}
+		}
 	default:
 		for _, a := range args[1:] {
 			a = strings.TrimLeft(a, "-")
@@ -653,6 +680,15 @@ func segmentFiles(words []string, add func(string, fileOp)) {
 			}
 		}
 	}
+}
+
+// searchValueOption lists the options of grep-like searches (grep, rg,
+// ag, ack) whose value is the next word: context lines, globs, file
+// types, counts. Example: rg -g '*.go' -A 3 NewClient internal/.
+var searchValueOption = map[string]bool{
+	"-A": true, "-B": true, "-C": true, "-m": true, "-g": true, "-t": true, "-T": true, "-d": true, "-D": true,
+	"--glob": true, "--type": true, "--type-not": true, "--include": true, "--exclude": true, "--exclude-dir": true,
+	"--max-count": true, "--context": true, "--after-context": true, "--before-context": true,
 }
 
 // heredocTerminator returns the word that ends a heredoc opened on line

@@ -122,3 +122,79 @@ func TestErrorLines(t *testing.T) {
 		t.Errorf("an empty stderr reads as an error: %v", got)
 	}
 }
+
+// TestTrailingStatus: one row per exit-status note a program may end its
+// output with.
+func TestTrailingStatus(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		code int
+		ok   bool
+	}{
+		{"FAIL\tgithub.com/acme/x\nexit status 2", 2, true},            // go, sh
+		{"npm ERR! Test failed.\nProcess exited with code 1", 1, true}, // process runners
+		{"step lint\nexit code: 3\n", 3, true},                         // CI steps
+		{"[The run completed with exit code 0.]", 0, true},             // a bracketed note
+		{"the exit status is documented in man 1 test", 0, false},      // prose
+		{"exit status 2\nthen more output", 0, false},                  // not the last line
+	} {
+		code, ok := trailingStatus(tc.out)
+		if code != tc.code || ok != tc.ok {
+			t.Errorf("trailingStatus(%q) = %d, %v; want %d, %v", tc.out, code, ok, tc.code, tc.ok)
+		}
+	}
+}
+
+// TestInformative: one row per feature that makes an output line tell
+// more than "it failed".
+func TestInformative(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want int
+	}{
+		{"unknown codec 'utf-9'", 1},                                      // a quoted value
+		{"timeout=30s exceeded", 1},                                       // key=value
+		{"error in lib/queue/worker.rb", 1},                               // a path
+		{"syntax error on line 14", 1},                                    // a line number
+		{"refused because the token expired", 1},                          // a cause
+		{"expected 3 rows, got 2 in db/seed.sql", 2},                      // a cause and a path
+		{"======================== 3 failed ========================", 0}, // a rule
+		{"[##########----------] 50%", 0},                                 // a progress meter
+		{"Something went wrong.", 0},
+	} {
+		if got := informative(tc.line); got != tc.want {
+			t.Errorf("informative(%q) = %d, want %d", tc.line, got, tc.want)
+		}
+	}
+}
+
+// TestSearchFiles is the searchValueOption row: a grep-like search's first
+// operand is its pattern, not a file (unless -e or -f gave the pattern),
+// and an option's value is neither.
+func TestSearchFiles(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{`grep -rn "config.yaml" internal/app/server.go`, []string{"internal/app/server.go"}},
+		{`rg "\.sql" -n`, nil},
+		{`rg -g '*.ts' -A 3 createClient lib/db.ts`, []string{"lib/db.ts"}},
+		{`grep -e main.go cmd/tool/main.go`, []string{"cmd/tool/main.go"}},
+		{`ag --regexp=setup.py setup.cfg`, []string{"setup.cfg"}},
+		{`cat notes.txt | grep -c TODO.md`, []string{"notes.txt"}},
+	} {
+		var got []string
+		for _, f := range shellFiles(tc.cmd) {
+			got = append(got, f.path)
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%q: files %q, want %q", tc.cmd, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%q: files %q, want %q", tc.cmd, got, tc.want)
+			}
+		}
+	}
+}

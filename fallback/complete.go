@@ -28,8 +28,8 @@ func Complete(h compact.Handoff, window []compact.Message, cfg Config) (compact.
 		}
 	}
 	if !cfg.Redacted {
-		red, _ := r.Transcript(compact.Transcript{Messages: withoutSources(window)})
-		window = red.Messages
+		window = withoutSources(window)
+		r.MaskMessages(window)
 	}
 	room := lim.max - lim.count(h.Render())
 	if room <= 0 {

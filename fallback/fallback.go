@@ -1,118 +1,86 @@
 // Package fallback builds a compact.Handoff deterministically from the
-// dropped turns of a transcript, with no network and no model. It is what
-// compaction uses when no LLM is configured, or when the LLM fails.
+// dropped turns of a transcript (the window), with no network and no
+// model: what a compaction uses when no LLM is configured or the LLM
+// fails, and what completes an LLM's handoff (Complete).
 //
-// # What it extracts
+// # How it chooses
 //
-// Build first passes the whole window through a redact.Redactor, then
-// reads it for the sections below. Long outputs and messages are read at
-// their start and end (where tools report what went wrong and agents say
-// what they found), so the cost stays linear in the window. Redaction
-// reads every byte and is most of Build's cost; callers that redact
-// anyway (the compactor) say so with Config.Redacted.
+// A handoff is small, and what a next turn reaches for is mostly exact
+// names: paths, functions, types, commands, URLs, ids, versions. Build
+// reads the window once (redacted first, unless Config.Redacted) into
+// calls with their results, asks, and the agent's own words, and from
+// them builds candidates for every section, each with a rank. The budget
+// (Config.MaxTokens) is then spent on the top of each section's ranking.
 //
-//   - Task snapshot: the latest real ask of the person, verbatim. Tool
-//     results, harness notes riding in the user role (reminders, slash
-//     command echoes, interruptions) and summaries are not asks. Codex's IDE
-//     context around an ask is cut off at "## My request for Codex:".
-//     Earlier asks follow, newest first.
-//   - Goal: an earlier handoff's goal, or else the first ask of the window
-//     when the person asked more than once. Nothing is invented.
-//   - Constraints and preferences: asks that state a rule ("don't", "must",
-//     "always", "only", "instead", …) or open as a correction ("no, …",
-//     "actually …"), verbatim: the whole ask when short, else the sentences
-//     holding the rule.
-//   - Completed actions: the tool calls in order, as "name key-argument →
-//     outcome": the key argument is the command, path, URL or query; the
-//     outcome is the exit status and the error line that says most, a
-//     search's hit count and its best hit (a definition before a mere
-//     use), or the first meaningful line and the output's length. Edits
-//     list the lines they added (changed lines and declarations first;
-//     tests they add by name). The newest 8 actions are shown in full;
-//     older ones shortly, and older reads and listings are only counted
-//     (what they showed is under Relevant files). Agents that act through
-//     a fenced command in their text (SWE-agent, including its line
-//     editor's "edit N:M … end_of_edit") have those commands read as
-//     calls, the next harness message as their output. Interruptions and
-//     harness error notes appear where they happened.
-//   - Active state and Blocked: the agent's last todo list or plan
-//     (Claude Code TodoWrite, Codex update_plan, any list of items with a
-//     status), and a failure that ends the window.
-//   - Decisions: plans the agent proposed, and the sentences of its
-//     messages and reasoning that state a finding or a choice, scored by cue
-//     words, specificity and the window's recurring names: a conclusion
-//     ("So …", "This means …") above an intention ("Now we need to …",
-//     "Let's …"), the agent's answer to an ask weighing more, reasoning
-//     below what the agent said unless it said nothing else (at most two
-//     per message; a sentence whose words mostly repeat a better one ranks
-//     below every new one).
-//   - Errors and fixes: lines reporting an error, exception, traceback,
-//     failure or timeout, with the call that produced them and whether a
-//     later call on the same target succeeded, or failed otherwise (then
-//     this error is history). A warning counts when it points at a place
-//     in the code ("12:5  Warning: …"); one that does not ("WARNING:
-//     Running pip as root") is a tool's notice, and the line a traceback
-//     quotes is code, not an error.
-//   - Relevant files: paths from tool arguments and from text (POSIX, ~/,
-//     Windows, relative, with :line suffixes), each once, relative paths
-//     folded into the absolute path they end, with what calls did to them
-//     (read, edited, created, deleted; a call that failed did nothing);
-//     changed files first, then read, then named, the more often named and
-//     the more recent first. A file that was read carries a digest of what
-//     the reads showed: its own description (first doc comment or
-//     paragraph), what it declares (exported first), the environment
-//     variables it reads, the comments that explain (NB, why, must, does
-//     not), and what it imports from other packages (imports most files
-//     share left out). Under a long project root (a workdir, or the
-//     directory relative mentions stand for) paths are shown relative to
-//     it, and the root is listed under Critical context.
-//   - Critical context: the working directory, how the project's tests were
-//     run and what was installed (commands a resuming agent needs again),
-//     URLs, commit ids, issue numbers, and the names (functions, types,
-//     tables, env vars) that recur or that the agent wrote as code.
-//   - Last dropped turns: the window's final asks and agent messages,
-//     shortened (its final calls are the newest completed actions).
+// Names. Every name the window holds (scan.go: paths, identifiers, dotted
+// and called names, URLs, hex ids, versions, long numbers) is indexed with
+// its salience (salience.go), from signals that hold for any agent and
+// project: who produced it (what the agent wrote into a file, passed to a
+// call or said, over what a tool printed), whether the agent acted on it
+// after a tool showed it, how many messages hold it (counted by its
+// logarithm), how late it last came up, whether an error named it, and
+// whether a file the agent read declares it. Critical context lists the
+// names by salience, grouped (Names, Calls written as calls, Ids,
+// Versions, URLs, Commits), leaving out what the handoff already spells
+// out elsewhere, what a longer listed name holds (NewHash in
+// plumbing.NewHash()) and what the messages kept around the window say
+// (Config.Kept). Names a single tool output printed and nobody used are
+// many and rarely needed one by one (about one in seventy, measured), yet
+// a reader of code reaches for some: they get a bounded share of the
+// budget. Relevant files lists the files touched, with what happened to
+// them (created, edited, read, deleted; a call that failed did nothing)
+// and what reads showed of them (a digest: description, declarations,
+// explanatory comments, environment variables).
 //
-// A handoff found in the window (a compact handoff message, or an LLM
-// summary under the same headings) is parsed and its items carried into
-// the new sections as older items: handoffs never nest. Another agent's
-// own summary (Claude Code's compact summary, Codex's compacted history) is
-// kept as one bounded "Earlier summary" item at the head of the completed
-// actions.
+// What happened. Completed actions are the calls in order, as "name key
+// argument → outcome"; what a call does comes from the reader's tags
+// (compact.ToolCall.Kind: read, write, search, shell, …), an untagged
+// call's from its arguments' shapes. An outcome is the exit status and the
+// informative line of an error, chosen by general features (outcome.go):
+// a line that reports a failure and names a value, a location or a cause,
+// never a rule, a banner or a bare header (whose message is the most
+// telling of the lines after it), a failing test keeping its name beside
+// its message; an output a tool gave word for word to several calls is an
+// acknowledgement, not news. Edits show the lines they wrote (changed
+// lines and declarations first). Errors and fixes pairs each failure with
+// the later call on the same target that succeeded, or says it is not
+// resolved. Decisions are the agent's sentences that state a finding or a
+// choice, scored by cue words and the window's names, restatements below
+// every new sentence. The task snapshot is the latest ask verbatim;
+// earlier asks, the goal and the rules the person stated follow it.
 //
-// # Bounds and trimming priority
+// Budget. Sections are capped by shares of the budget and share what one
+// does not need. Narration (actions, decisions, errors, asks, the last
+// dropped turn) stops growing past the default budget (2,000 tokens): a
+// larger budget, given for a longer window, goes to the index of names and
+// files, which holds the most of what a next turn reaches for per byte
+// (measured with package eval: about ten times as much as narration).
+// Ranks are typed (a class, weights, a place), compared field by field.
 //
-// Every item is capped (Config.ItemTokens, or a per-section default), then
-// every section (Config.SectionTokens, or a share of the total), then the
-// whole rendered handoff (Config.MaxTokens, default 2,000 tokens as
-// counted by Config.Count). Room is shared among sections in fixed
-// proportions, findings (decisions, errors) weighing more than actions,
-// and what one section does not need goes to the others, past a default
-// section cap if no other section can use it (never past a cap set in
-// Config.SectionTokens).
-// Within a section, items are kept by rank: newest first for completed
-// actions, constraints, asks and last turns; unresolved before resolved
-// (then newest) for errors; changed before read before mentioned for
-// files; by score for decisions and critical context. A section that
-// loses items says how many.
+// Folding. A handoff found in the window, or given as Config.Previous, is
+// parsed and its items carried below the window's own: handoffs never
+// nest. What the window resolved is resolved in what is carried (a Blocked
+// item whose call passed since is dropped, an error says it was fixed
+// later), and an item that restates one already there is not carried.
 //
-// The total cap is applied last, on the rendered text. When the handoff is
-// still too long it removes items, lowest rank first, from one section
-// after another in this order: Last dropped turns, Critical context,
-// Relevant files, Completed actions, Decisions, Errors and fixes, earlier
-// asks, Goal, Constraints, Blocked, Active state. The task snapshot is
-// never removed; when nothing else is left it is shortened in its middle.
+// Heuristics. What remains of knowledge about tools and agents is a table
+// of general patterns, each row with a comment naming the pattern: failure
+// words, cause words, exit-status notes, test runners and package
+// installers by their command words, file operations of shell commands,
+// argument names of commands, paths and queries. Agent conventions (tool
+// names, output envelopes, harness text) are read from package format's
+// tags and format.UnwrapOutput.
 //
 // # Guarantees
 //
 // The same window and Config give the same bytes: nothing depends on map
 // order, time or the environment. A secret the Redactor finds anywhere in
-// the window (text, tool arguments, tool results) never reaches the
-// handoff: the window is redacted before anything is read (unless the
-// caller says it already was, Config.Redacted), and every item is redacted
-// again before it is cut to size. Text that quotes compact's
-// handoff markers has them broken up ("<<< compact:"), so no item can open
-// or close a handoff.
+// the window never reaches the handoff: the window is redacted before
+// anything is read, and every item is redacted again before it is cut to
+// size. Text that quotes compact's handoff markers has them broken up
+// ("<<< compact:"), so no item can open or close a handoff. Build reads
+// tool outputs at their first 16 KB and last 4 KB for names, so its cost is
+// linear in the window (BenchmarkBuild10MB).
 package fallback
 
 import (
@@ -187,8 +155,8 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 		}
 	}
 	if !cfg.Redacted {
-		red, _ := r.Transcript(compact.Transcript{Messages: withoutSources(window)})
-		window = red.Messages
+		window = withoutSources(window)
+		r.MaskMessages(window)
 	}
 	return extract(window, r.String, cfg, lim)
 }

@@ -483,6 +483,17 @@ func (c *ccReader) transcript() compact.Transcript {
 		reset = c.lastSummary
 	}
 	t := compact.Transcript{Format: string(ClaudeCode)}
+	// Sized first: a slice grown by appends holds up to twice the messages
+	// of a long session, and its abandoned copies beside it.
+	n := 0
+	for i, it := range c.items {
+		if it.msg != nil && i >= reset {
+			n++
+		}
+	}
+	if n > 0 {
+		t.Messages = make([]compact.Message, 0, n)
+	}
 	for i, it := range c.items {
 		switch {
 		case it.msg == nil:

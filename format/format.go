@@ -345,7 +345,11 @@ func ReadWith(r io.Reader, name string, as Name, o ReadOptions) (compact.Transcr
 		if f, err = Detect(head); err != nil {
 			return compact.Transcript{}, detectError(name, head, err)
 		}
+		rest := sizeOf(r)
 		r = io.MultiReader(bytes.NewReader(head), r)
+		if rest >= 0 {
+			r = &sizedReader{r, rest + int64(len(head))}
+		}
 	}
 	return readFormat(f, r, name, o)
 }

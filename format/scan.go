@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"slices"
 
 	"github.com/compactkit/compact/internal/jsonscan"
@@ -318,6 +320,9 @@ func readJSONDoc(r io.Reader, file string, f Name, expected string, listKeys ...
 func readWhole(r io.Reader) ([]byte, error) {
 	var chunks [][]byte
 	total, size := 0, 64<<10
+	if n := sizeOf(r); n >= 0 && n < math.MaxInt {
+		size = int(n) + 1 // one byte more, to see the end in one read
+	}
 	for {
 		chunk := make([]byte, size)
 		n, err := io.ReadFull(r, chunk)
@@ -335,6 +340,38 @@ func readWhole(r io.Reader) ([]byte, error) {
 		return chunks[0][:total:total], nil
 	}
 	return bytes.Join(chunks, nil), nil
+}
+
+// sizedReader is a reader that knows how many bytes it holds (a file with
+// the head ReadWith sniffed put back in front), so that readWhole reads it
+// into one buffer of that size instead of into chunks it then joins: one
+// copy of the input in memory instead of two at once.
+type sizedReader struct {
+	io.Reader
+	size int64
+}
+
+// sizeOf returns how many bytes r holds from where it is, or -1 when that
+// is not known (a pipe, a terminal, any other reader).
+func sizeOf(r io.Reader) int64 {
+	switch r := r.(type) {
+	case *sizedReader:
+		return r.size
+	case interface {
+		Stat() (fs.FileInfo, error)
+		io.Seeker
+	}:
+		fi, err := r.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return -1
+		}
+		off, err := r.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return -1
+		}
+		return max(fi.Size()-off, 0)
+	}
+	return -1
 }
 
 // scanJSONDoc is readJSONDoc for a whole, valid document: the same fields

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/clip"
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
@@ -153,6 +155,14 @@ func (c *Config) check() error {
 	if c.Azure && c.BaseURL == "" {
 		return errors.New("llm: Azure OpenAI needs a base URL (https://RESOURCE.openai.azure.com)")
 	}
+	if c.BaseURL != "" {
+		// Said once here rather than on every call; masked, as a base
+		// URL may carry a password.
+		u, err := url.Parse(c.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("llm: base URL %q: want http(s)://HOST[:PORT][/PATH]", safeurl.String(c.BaseURL))
+		}
+	}
 	return nil
 }
 
@@ -229,7 +239,7 @@ func New(cfg Config) (*Summarizer, error) {
 			return nil, fmt.Errorf("llm: redactor: %w", err)
 		}
 	}
-	s := &Summarizer{cfg: cfg, breaker: newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown), masker: newMasker(cfg.APIKey, r),
+	s := &Summarizer{cfg: cfg, breaker: newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown), masker: newMasker(cfg.APIKey, cfg.BaseURL, r),
 		now: time.Now, sleep: sleepCtx, rnd: randInt64N}
 	oc.HTTPClient = tracingDoer{next: doer, now: func() time.Time { return s.now() }, limit: cfg.MaxAnswerBytes}
 	s.client = openai.NewClientWithConfig(oc)

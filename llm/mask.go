@@ -3,6 +3,7 @@ package llm
 import (
 	"strings"
 
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 )
 
@@ -15,19 +16,22 @@ const keyMask = "[REDACTED:api-key]"
 const minKeyPiece = 12
 
 // masker hides, in what a provider sends back, the API key (as an exact
-// value, whatever the redactor's rules) and every secret the redactor
-// finds: providers echo keys and prompts in their error messages.
+// value, whatever the redactor's rules), the base URL's password, and
+// every secret the redactor finds: providers echo keys and prompts in
+// their error messages, and net/url quotes a URL it cannot parse whole.
 type masker struct {
-	key string
-	r   *redact.Redactor
+	key     string
+	baseURL string
+	r       *redact.Redactor
 }
 
-func newMasker(key string, r *redact.Redactor) *masker {
-	return &masker{key: key, r: r}
+func newMasker(key, baseURL string, r *redact.Redactor) *masker {
+	return &masker{key: key, baseURL: baseURL, r: r}
 }
 
 // clean returns s with the key and secrets masked.
 func (m *masker) clean(s string) string {
+	s = safeurl.Text(s, m.baseURL)
 	if len(m.key) >= 4 {
 		s = strings.ReplaceAll(s, m.key, keyMask)
 	}

@@ -38,14 +38,23 @@ var (
 	// ErrCircuitOpen is returned without calling the provider while the
 	// circuit breaker is open after repeated failures.
 	ErrCircuitOpen = errors.New("summarizer circuit breaker open")
+	// ErrTimeout matches (errors.Is) the failure of a call that got no
+	// answer within Config.Timeout and of a summary past TotalTimeout.
+	ErrTimeout = errors.New("summarizer timed out")
 )
 
 var (
-	errCallTimeout  = errors.New("call timed out")
-	errTotalTimeout = errors.New("overall summary timeout reached")
-	errHTTP         = errors.New("summarizer API error")
-	errTransport    = errors.New("summarizer unreachable")
+	errCallTimeout  error = &timeoutError{"call timed out"}
+	errTotalTimeout error = &timeoutError{"overall summary timeout reached"}
+	errHTTP               = errors.New("summarizer API error")
+	errTransport          = errors.New("summarizer unreachable")
 )
+
+// timeoutError is a timeout that is ErrTimeout too, its message its own.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string        { return e.msg }
+func (e *timeoutError) Is(target error) bool { return target == ErrTimeout }
 
 // tooLargeError is what a bounded answer body returns past its limit.
 type tooLargeError struct{ limit int64 }

@@ -7,6 +7,30 @@ import (
 	"github.com/compactkit/compact"
 )
 
+// MaskMessages masks the secrets of msgs in place, as Transcript masks a
+// transcript's messages, without copying the others: each message holding
+// a secret is replaced in msgs by a masked copy, and the parts, tool calls
+// and records it shared with other slices are never written. Messages
+// without a secret stay as they are. A compaction masks the window it only
+// reads this way, in a slice of its own, with no copy of every message.
+func (r *Redactor) MaskMessages(msgs []compact.Message) []Finding {
+	sc := r.NewScope()
+	sc.m.reserveTranscript(compact.Transcript{Messages: msgs})
+	var all []Finding
+	note := func(found []Finding, msg, part int, field string) {
+		for _, f := range found {
+			f.Message, f.Part, f.Field = msg, part, field
+			all = append(all, f)
+		}
+	}
+	for i := range msgs {
+		if m, changed := r.maskMessage(msgs[i], i, sc.m, true, note); changed {
+			msgs[i] = m
+		}
+	}
+	return all
+}
+
 func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcript, []Finding) {
 	c := t.Clone()
 	var all []Finding
@@ -17,41 +41,7 @@ func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcr
 		}
 	}
 	for i := range c.Messages {
-		m := &c.Messages[i]
-		for j := range m.Parts {
-			p := &m.Parts[j]
-			var found []Finding
-			if p.Text != "" {
-				p.Text, found = r.redactDoc(p.Text, mk)
-				note(found, i, j, partField(p.Type))
-			}
-			if p.ToolCall != nil && len(p.ToolCall.Arguments) > 0 {
-				p.ToolCall.Arguments, found = r.redactRaw(p.ToolCall.Arguments, mk)
-				note(found, i, j, "arguments")
-			}
-			if p.Image != nil && p.Image.URL != "" {
-				p.Image.URL, found = r.redactDoc(p.Image.URL, mk)
-				note(found, i, j, "image")
-			}
-		}
-		// The source records hold the same content as read: mask them too,
-		// so a writer that reuses them, or a checkpoint that stores them,
-		// never carries the secret. A record that is not JSON and had to be
-		// masked cannot stay a record without breaking its file: it is
-		// dropped (the message is then written from its parts).
-		recs := make([]json.RawMessage, 0, len(m.Source.Records))
-		for j, rec := range m.Source.Records {
-			masked, found := r.redactRaw(rec, mk)
-			if len(found) > 0 && !json.Valid(masked) {
-				continue
-			}
-			note(found, i, j, "source")
-			recs = append(recs, masked)
-		}
-		if len(recs) == 0 {
-			recs = nil
-		}
-		m.Source.Records = recs
+		c.Messages[i], _ = r.maskMessage(c.Messages[i], i, mk, false, note)
 	}
 	for i := range c.Records {
 		masked, found := r.redactRaw(c.Records[i].Raw, mk)
@@ -69,6 +59,75 @@ func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcr
 		note(found, 0, i, "tool")
 	}
 	return c, all
+}
+
+// maskMessage masks m's texts, tool-call arguments, image URLs and source
+// records. With share, m's parts and records are shared with others: it
+// is cloned before its first change. changed reports whether anything was
+// masked.
+func (r *Redactor) maskMessage(m compact.Message, i int, mk *masker, share bool, note func([]Finding, int, int, string)) (compact.Message, bool) {
+	changed, cloned := false, !share
+	edit := func() *compact.Message {
+		if !cloned {
+			m, cloned = m.Clone(), true
+		}
+		changed = true
+		return &m
+	}
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		if p.Text != "" {
+			text, found := r.redactDoc(p.Text, mk)
+			note(found, i, j, partField(p.Type))
+			if text != p.Text {
+				edit().Parts[j].Text = text
+			}
+		}
+		if p := &m.Parts[j]; p.ToolCall != nil && len(p.ToolCall.Arguments) > 0 {
+			args, found := r.redactRaw(p.ToolCall.Arguments, mk)
+			note(found, i, j, "arguments")
+			if len(found) > 0 {
+				edit().Parts[j].ToolCall.Arguments = args
+			}
+		}
+		if p := &m.Parts[j]; p.Image != nil && p.Image.URL != "" {
+			url, found := r.redactDoc(p.Image.URL, mk)
+			note(found, i, j, "image")
+			if url != p.Image.URL {
+				edit().Parts[j].Image.URL = url
+			}
+		}
+	}
+	// The source records hold the same content as read: mask them too,
+	// so a writer that reuses them, or a checkpoint that stores them,
+	// never carries the secret. A record that is not JSON and had to be
+	// masked cannot stay a record without breaking its file: it is
+	// dropped (the message is then written from its parts).
+	var recs []json.RawMessage
+	for j, rec := range m.Source.Records {
+		masked, found := r.redactRaw(rec, mk)
+		if len(found) == 0 {
+			if recs != nil {
+				recs = append(recs, rec)
+			}
+			continue
+		}
+		if recs == nil {
+			recs = append(make([]json.RawMessage, 0, len(m.Source.Records)), m.Source.Records[:j]...)
+		}
+		if !json.Valid(masked) {
+			continue
+		}
+		note(found, i, j, "source")
+		recs = append(recs, masked)
+	}
+	if recs != nil {
+		if len(recs) == 0 {
+			recs = nil
+		}
+		edit().Source.Records = recs
+	}
+	return m, changed
 }
 
 func partField(t compact.PartType) string {

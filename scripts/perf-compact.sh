@@ -7,16 +7,21 @@
 #
 #   scripts/perf-compact.sh                      # OpenAI JSON, 0.1M 1M 10M 30M tokens
 #   INPUTS="claude-code:bytes:1000000000" scripts/perf-compact.sh
+#   INPUTS="codex-rollout:bytes:104857600" scripts/perf-compact.sh   # format's Codex benchmark (needs the corpus)
 #   BINS="old=/tmp/compact-old new=./compact" RUNS=7 scripts/perf-compact.sh
 #
 # INPUTS: FORMAT:tokens:N or FORMAT:bytes:N, space-separated.
 # BINS:   label=path pairs to compare (default: this checkout, built).
-# Needs hyperfine and /usr/bin/time (GNU time); prints min/median/max of
-# RUNS runs and the load average before and after.
+# Each round runs the anchor and every binary once, one after the other
+# (GNU time: wall seconds and peak RSS), so that a change of load hits all
+# of them; t/anchor is the median over rounds of each round's ratio.
+# Prints min/median/max of RUNS rounds and the load before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 INPUTS=${INPUTS:-"openai:tokens:100000 openai:tokens:1000000 openai:tokens:10000000 openai:tokens:30000000"}
+CORPUS=${COMPACT_CORPUS:-../shared/corpus}
+ROLLOUT=$CORPUS/transcripts/codex_agentcmd_rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ -z "${BINS:-}" ]; then
@@ -41,33 +46,49 @@ EOF
 
 # stats prints "min median max" of the numbers on stdin.
 stats() { sort -g | awk '{a[NR]=$1} END {printf "%s %s %s", a[1], (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2), a[NR]}'; }
-# rss runs a command RUNS times and prints min/median/max peak RSS in MiB.
-rss() { for _ in $(seq "$RUNS"); do /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; done | awk '{print $1/1024}' | stats; }
-# secs prints min/median/max wall seconds of a hyperfine JSON export.
-secs() { python3 -c 'import json,sys; t=sorted(json.load(open(sys.argv[1]))["results"][0]["times"]); n=len(t); m=t[n//2] if n%2 else (t[n//2-1]+t[n//2])/2; print("%.3f %.3f %.3f" % (t[0], m, t[-1]))' "$1"; }
+# measure LABEL CMD...: one run; appends "seconds KiB" to $work/LABEL.
+measure() {
+  local label=$1; shift
+  /usr/bin/time -o "$work/t" -f "%e %M" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  cat "$work/t" >>"$work/$label"
+}
 
 echo "load before: $(uptime | sed 's/.*load average: //')"
-printf "%-34s %12s %10s | %-10s %-24s %-24s %-9s %-8s\n" input bytes tokens who "time s (min med max)" "RSS MiB (min med max)" "RSS/byte" "t/anchor"
+printf "%-30s %11s %9s | %-8s %-20s %-22s %-8s %-8s\n" input bytes tokens who "time s (min med max)" "RSS MiB (min med max)" RSS/byte t/anchor
+labels="python"
+for b in $BINS; do labels="$labels ${b%%=*}"; done
 for spec in $INPUTS; do
   IFS=: read -r fmt kind n <<<"$spec"
-  ext=json; case $fmt in *jsonl|claude-code|codex) ext=jsonl ;; esac
+  ext=json; case $fmt in *jsonl|claude-code|codex|codex-rollout) ext=jsonl ;; esac
   in="$work/$fmt-$kind-$n.$ext"
-  gen=$("$work/benchgen" -format "$fmt" "-$kind" "$n" -o "$in")
+  if [ "$fmt" = codex-rollout ]; then
+    "$work/benchgen" -codex-rollout "$ROLLOUT" -bytes "$n" -o "$in" >/dev/null
+    toks=""
+  else
+    gen=$("$work/benchgen" -format "$fmt" "-$kind" "$n" -o "$in")
+    toks=$(sed -n 's/.*~\([0-9]*\) tokens.*/\1/p' <<<"$gen")
+  fi
   size=$(stat -c %s "$in")
-  toks=$(sed -n 's/.*~\([0-9]*\) tokens.*/\1/p' <<<"$gen")
-  hyperfine -N -w 1 -r "$RUNS" --export-json "$work/py.json" "python3 $work/anchor.py $in $work/out-py" >/dev/null 2>&1
-  read -r pmin pmed pmax <<<"$(secs "$work/py.json")"
-  read -r rmin rmed rmax <<<"$(rss python3 "$work/anchor.py" "$in" "$work/out-py")"
-  printf "%-34s %12d %10s | %-10s %-24s %-24s %-9s %-8s\n" "$(basename "$in")" "$size" "$toks" python "$pmin $pmed $pmax" "$rmin $rmed $rmax" \
-    "$(awk -v r="$rmed" -v s="$size" 'BEGIN{printf "%.2f", r*1048576/s}')" "1.00"
-  for b in $BINS; do
-    label=${b%%=*} bin=${b#*=}
-    args=(--summarizer fallback -o "$work/out-c" "$in")
-    hyperfine -N -w 1 -r "$RUNS" --export-json "$work/c.json" "$bin ${args[*]}" >/dev/null 2>&1
-    read -r cmin cmed cmax <<<"$(secs "$work/c.json")"
-    read -r rmin rmed rmax <<<"$(rss "$bin" "${args[@]}")"
-    printf "%-34s %12s %10s | %-10s %-24s %-24s %-9s %-8s\n" "" "" "" "$label" "$cmin $cmed $cmax" "$rmin $rmed $rmax" \
-      "$(awk -v r="$rmed" -v s="$size" 'BEGIN{printf "%.2f", r*1048576/s}')" "$(awk -v c="$cmed" -v p="$pmed" 'BEGIN{printf "%.2f", c/p}')"
+  for l in $labels; do : >"$work/$l"; done
+  for _ in $(seq "$RUNS"); do
+    measure python python3 "$work/anchor.py" "$in" "$work/out-py"
+    for b in $BINS; do
+      measure "${b%%=*}" "${b#*=}" --summarizer fallback -o "$work/out-c" "$in"
+    done
+  done
+  first=1
+  for l in $labels; do
+    t=$(awk '{print $1}' "$work/$l" | stats)
+    r=$(awk '{printf "%.1f\n", $2/1024}' "$work/$l" | stats)
+    rmed=$(awk '{print $2}' <<<"$r")
+    ratio=$(paste -d' ' <(awk '{print $1}' "$work/python") <(awk '{print $1}' "$work/$l") | awk '{printf "%.3f\n", $2/$1}' | stats | awk '{print $2}')
+    if [ $first = 1 ]; then
+      printf "%-30s %11d %9s | " "$(basename "$in")" "$size" "$toks"
+      first=0
+    else
+      printf "%-30s %11s %9s | " "" "" ""
+    fi
+    printf "%-8s %-20s %-22s %-8s %-8s\n" "$l" "$t" "$r" "$(awk -v r="$rmed" -v s="$size" 'BEGIN{printf "%.2f", r*1048576/s}')" "$ratio"
   done
   rm -f "$in"
 done

@@ -17,9 +17,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/serve"
 	"github.com/compactkit/compact/serve/servetest"
@@ -124,58 +126,154 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(at(0.99), "p99-ms")
 }
 
-// A 100 KB request under the threshold, forwarded unchanged. Goal: p99 at
-// most 1 ms above the anchor's. "serve" is a growing conversation, as agents
-// send it: each request repeats the elements of the one before and adds a
-// turn, which the proxy bounds unread. "serve-cold" sends a conversation it
-// has never seen each time, which it reads and counts in full.
+// apiBody returns a request of api of about size bytes: a coding session
+// of tool calls and results, ending with a user message that tag makes
+// unique (a growing conversation's new turn). With cold, tag is in every
+// message, so that no element was seen before.
+func apiBody(api servetest.API, size int, tag string, cold bool) []byte {
+	model := map[servetest.API]string{servetest.Chat: "gpt-4o", servetest.Responses: "gpt-4o", servetest.Messages: "claude-sonnet-4-5"}[api]
+	all := conversation(size/1500+10, 12)
+	turns := all[:1]
+	for _, tn := range all[1:] {
+		if len(request(api, model, turns, false)) >= size && tn.role != compact.RoleTool {
+			break
+		}
+		turns = append(turns, tn)
+	}
+	turns = append(turns, turn{role: compact.RoleUser, text: "Next step " + tag})
+	if cold {
+		for i := range turns {
+			turns[i].text = tag + " " + turns[i].text
+		}
+	}
+	return request(api, model, turns, false)
+}
+
+// post sends one request and returns its latency.
+func benchPost(b *testing.B, client *http.Client, url string, body []byte) time.Duration {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	t0 := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+	return time.Since(t0)
+}
+
+// A 100 KB request under the threshold, forwarded unchanged, for each API.
+// Goal: p99 at most 1 ms above the anchor's. "serve" is a growing
+// conversation, as agents send it: each request repeats the elements of
+// the one before and adds a turn, which the proxy bounds unread.
+// "serve-cold" sends a conversation it has never seen each time, which it
+// reads and counts in full.
 func BenchmarkUnderThreshold100KB(b *testing.B) {
 	up := benchUpstream(b)
-	bodies := make([][]byte, 64)
-	for i := range bodies {
-		bodies[i] = chatBody("gpt-4o", 100<<10, strconv.Itoa(i), false, false)
-	}
-	cold := make([][]byte, 256)
-	for i := range cold {
-		cold[i] = chatBody("gpt-4o", 100<<10, fmt.Sprintf("c%d-%d", i, time.Now().UnixNano()), false, true)
-	}
-	for _, p := range []struct {
-		name   string
-		srv    func() *httptest.Server
-		bodies [][]byte
-	}{
-		{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }, bodies},
-		{"serve", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, bodies},
-		{"serve-cold", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, cold},
-	} {
-		b.Run(p.name, func(b *testing.B) {
-			bodies := p.bodies
-			srv := p.srv()
-			client := srv.Client()
-			lat := make(latencies, 0, b.N)
-			b.SetBytes(int64(len(bodies[0])))
-			b.ResetTimer()
-			c0 := cpuTime()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				resp, err := client.Post(srv.URL+"/v1/chat/completions", "application/json", bytes.NewReader(bodies[i%len(bodies)]))
-				if err != nil {
-					b.Fatal(err)
+	for _, api := range allAPIs {
+		bodies := make([][]byte, 64)
+		for i := range bodies {
+			bodies[i] = apiBody(api, 100<<10, strconv.Itoa(i), false)
+		}
+		cold := make([][]byte, 256)
+		for i := range cold {
+			cold[i] = apiBody(api, 100<<10, fmt.Sprintf("c%d-%d", i, time.Now().UnixNano()), true)
+		}
+		for _, p := range []struct {
+			name   string
+			srv    func() *httptest.Server
+			bodies [][]byte
+		}{
+			{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }, bodies},
+			{"serve", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, bodies},
+			{"serve-cold", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, cold},
+		} {
+			b.Run(string(api)+"/"+p.name, func(b *testing.B) {
+				bodies := p.bodies
+				srv := p.srv()
+				client := srv.Client()
+				lat := make(latencies, 0, b.N)
+				b.SetBytes(int64(len(bodies[0])))
+				b.ResetTimer()
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					lat = append(lat, benchPost(b, client, srv.URL+apiPaths[api], bodies[i%len(bodies)]))
 				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					b.Fatalf("status %d", resp.StatusCode)
-				}
-				lat = append(lat, time.Since(t0))
+				b.StopTimer()
+				lat.report(b)
+				// CPU per request (client, proxy and upstream in this
+				// process): the difference to the anchor's is the proxy's
+				// added work, whatever else runs on the machine.
+				b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}
+
+// 100 KB requests under load: clients at once, each a growing
+// conversation of its own (a round more per request), through the anchor
+// and through the proxy. Reports p50 and p99 of all requests.
+func BenchmarkUnderLoad100KB(b *testing.B) {
+	up := benchUpstream(b)
+	for _, clients := range []int{8, 32} {
+		convs := make([][][]byte, clients)
+		for c := range convs {
+			// A conversation of its own, growing by a round (a call and
+			// its result) per request from about 100 KB.
+			turns := conversation(100, 12)
+			for i := range turns {
+				turns[i].text = fmt.Sprintf("client %d: %s", c, turns[i].text)
 			}
-			b.StopTimer()
-			lat.report(b)
-			// CPU per request (client, proxy and upstream in this process):
-			// the difference to the anchor's is the proxy's added work,
-			// whatever else runs on the machine.
-			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
-		})
+			n := 1
+			for len(request(servetest.Chat, "gpt-4o", turns[:n], false)) < 100<<10 || turns[n-1].role != compact.RoleTool {
+				n++
+			}
+			for ; len(convs[c]) < 32; n++ {
+				if turns[n-1].role == compact.RoleTool {
+					convs[c] = append(convs[c], request(servetest.Chat, "gpt-4o", turns[:n], false))
+				}
+			}
+		}
+		for _, p := range []struct {
+			name string
+			srv  func() *httptest.Server
+		}{
+			{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }},
+			{"serve", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }},
+		} {
+			b.Run(fmt.Sprintf("clients=%d/%s", clients, p.name), func(b *testing.B) {
+				srv := p.srv()
+				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+				var mu sync.Mutex
+				lat := make(latencies, 0, b.N)
+				var next atomic.Int64
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for c := range clients {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for k := 0; ; k++ {
+							if next.Add(1) > int64(b.N) {
+								return
+							}
+							d := benchPost(b, client, srv.URL+apiPaths[servetest.Chat], convs[c][k%len(convs[c])])
+							mu.Lock()
+							lat = append(lat, d)
+							mu.Unlock()
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				lat.report(b)
+			})
+		}
 	}
 }
 
@@ -233,7 +331,24 @@ func BenchmarkCompact1MTokens(b *testing.B) {
 		io.WriteString(w, `{"choices":[]}`)
 	}))
 	b.Cleanup(up.Close)
-	srv := serveProxy(b, up.URL, serve.Config{})
+	for _, name := range []string{"anchor", "serve"} {
+		b.Run(name, func(b *testing.B) {
+			if name == "anchor" {
+				benchForward1M(b, anchorProxy(b, up.URL), func() bool { return true })
+				return
+			}
+			benchForward1M(b, serveProxy(b, up.URL, serve.Config{}), func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return bytes.Contains(forwarded, []byte("<<<compact:handoff>>>"))
+			})
+		})
+	}
+}
+
+// benchForward1M sends 1M-token requests through srv; compacted says
+// whether the last one arrived compacted.
+func benchForward1M(b *testing.B, srv *httptest.Server, compacted func() bool) {
 	client := srv.Client()
 	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
@@ -252,12 +367,8 @@ func BenchmarkCompact1MTokens(b *testing.B) {
 		resp.Body.Close()
 		b.StopTimer()
 		cpu += cpuTime() - c0
-		mu.Lock()
-		compacted := bytes.Contains(forwarded, []byte("<<<compact:handoff>>>"))
-		n := len(forwarded)
-		mu.Unlock()
-		if !compacted {
-			b.Fatalf("the 1M-token request was not compacted (%d bytes forwarded)", n)
+		if !compacted() {
+			b.Fatal("the 1M-token request was not compacted")
 		}
 		b.SetBytes(int64(len(body)))
 		b.StartTimer()

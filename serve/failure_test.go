@@ -275,12 +275,10 @@ func TestAPIByPathSuffix(t *testing.T) {
 	if !strings.Contains(r.waitLogs(t, `"api":"passthrough"`), `"path":"/v1/threads/thread_1/messages"`) {
 		t.Fatal("the Assistants request was not passed through")
 	}
-	// A compressed body cannot be read: it goes out as is, with a warning.
-	status, _ := r.post(t, apiPaths[servetest.Chat], []byte("\x1f\x8b..."), map[string]string{"Content-Encoding": "gzip"})
-	if status != 404 && status != 200 {
-		t.Fatalf("status %d", status)
-	}
-	if !bytes.Equal(r.up.Last().Body, []byte("\x1f\x8b...")) || !strings.Contains(r.waitLogs(t, "gzip-encoded"), "gzip-encoded") {
+	// A body in an encoding the proxy does not decode (gzip it does) goes
+	// out as is, with a warning.
+	r.post(t, apiPaths[servetest.Chat], []byte("\xce\xb2..."), map[string]string{"Content-Encoding": "br"})
+	if !bytes.Equal(r.up.Last().Body, []byte("\xce\xb2...")) || !strings.Contains(r.waitLogs(t, "br-encoded"), "br-encoded") {
 		t.Fatal("a compressed body was not forwarded as is with a warning")
 	}
 }

@@ -18,11 +18,18 @@ type metrics struct {
 	mu       sync.Mutex
 	requests map[[2]string]uint64 // (api, compaction) -> requests
 	statuses map[string]uint64    // status class (2xx, 4xx, ...) -> responses
+	// fallbacks counts compactions whose handoff the fallback wrote in
+	// place of the LLM summarizer, by cause.
+	fallbacks map[string]uint64
 
 	warnings        atomic.Uint64
 	overflowRetries atomic.Uint64
 	upstreamErrors  atomic.Uint64
 	tooLarge        atomic.Uint64
+	bodyTimeouts    atomic.Uint64
+	storeErrors     atomic.Uint64
+	storeSkipped    atomic.Uint64
+	busy            atomic.Uint64
 	unauthorized    atomic.Uint64
 	tokensBefore    atomic.Uint64
 	tokensAfter     atomic.Uint64
@@ -57,7 +64,13 @@ func (h *histogram) observe(d time.Duration) {
 }
 
 func newMetrics() *metrics {
-	return &metrics{requests: map[[2]string]uint64{}, statuses: map[string]uint64{}}
+	return &metrics{requests: map[[2]string]uint64{}, statuses: map[string]uint64{}, fallbacks: map[string]uint64{}}
+}
+
+func (m *metrics) fallback(cause string) {
+	m.mu.Lock()
+	m.fallbacks[cause]++
+	m.mu.Unlock()
 }
 
 func (m *metrics) request(api, compaction string, status int) {
@@ -78,7 +91,7 @@ func (m *metrics) stability() float64 {
 }
 
 // write writes every series in the text exposition format.
-func (m *metrics) write(w io.Writer, sessions int) error {
+func (m *metrics) write(w io.Writer, sessions int, bodyBytes int64) error {
 	var b strings.Builder
 	head := func(name, typ, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
@@ -107,12 +120,25 @@ func (m *metrics) write(w io.Writer, sessions int) error {
 	for _, k := range classes {
 		fmt.Fprintf(&b, "compact_serve_responses_total{code=%q} %d\n", k, m.statuses[k])
 	}
+	head("compact_serve_summary_fallbacks_total", "counter", "Compactions whose handoff the deterministic fallback wrote because the LLM summarizer failed, by cause (timeout, circuit-open, summary-failed, invalid-handoff).")
+	causes := make([]string, 0, len(m.fallbacks))
+	for k := range m.fallbacks {
+		causes = append(causes, k)
+	}
+	slices.Sort(causes)
+	for _, k := range causes {
+		fmt.Fprintf(&b, "compact_serve_summary_fallbacks_total{cause=%q} %d\n", k, m.fallbacks[k])
+	}
 	m.mu.Unlock()
 
 	counter("compact_serve_warnings_total", "Requests forwarded as they came because compacting them failed.", m.warnings.Load())
 	counter("compact_serve_overflow_retries_total", "Requests retried with a forced compaction after the upstream said the prompt was too long.", m.overflowRetries.Load())
 	counter("compact_serve_upstream_errors_total", "Requests the upstream could not be reached for.", m.upstreamErrors.Load())
 	counter("compact_serve_body_too_large_total", "Requests refused for a body over the limit.", m.tooLarge.Load())
+	counter("compact_serve_body_timeouts_total", "Requests refused for a request body that stalled or took too long (408).", m.bodyTimeouts.Load())
+	counter("compact_serve_busy_total", "Requests refused because the body bytes held in memory by all requests were at their limit (503).", m.busy.Load())
+	counter("compact_serve_store_errors_total", "Store operations that failed (the request went on without the store).", m.storeErrors.Load())
+	counter("compact_serve_store_skipped_total", "Store operations skipped while the store was unavailable.", m.storeSkipped.Load())
 	counter("compact_serve_unauthorized_total", "Requests refused for a missing or wrong auth token.", m.unauthorized.Load())
 	counter("compact_serve_tokens_before_total", "Prompt tokens of compactable requests as clients sent them.", m.tokensBefore.Load())
 	counter("compact_serve_tokens_after_total", "Prompt tokens of compactable requests as forwarded.", m.tokensAfter.Load())
@@ -122,6 +148,8 @@ func (m *metrics) write(w io.Writer, sessions int) error {
 	fmt.Fprintf(&b, "compact_serve_prefix_stability %g\n", m.stability())
 	head("compact_serve_in_flight", "gauge", "Requests being served.")
 	fmt.Fprintf(&b, "compact_serve_in_flight %d\n", m.inFlight.Load())
+	head("compact_serve_body_bytes_in_flight", "gauge", "Request body bytes held in memory by the requests being served.")
+	fmt.Fprintf(&b, "compact_serve_body_bytes_in_flight %d\n", bodyBytes)
 	head("compact_serve_sessions", "gauge", "Conversations held in memory.")
 	fmt.Fprintf(&b, "compact_serve_sessions %d\n", sessions)
 

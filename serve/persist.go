@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -25,9 +27,79 @@ import (
 // prefixStep is the ID of the checkpoint step that holds a prefix.
 const prefixStep = "serve-prefix"
 
-// storeTimeout bounds one store operation: a slow store delays a
-// compaction by at most this much, and a failing one never fails a request.
-const storeTimeout = 5 * time.Second
+// Store defaults. The store is best-effort on the request path: a slow or
+// unreachable store delays a request by at most DefaultStoreTimeout, once,
+// and is then left alone for storeBackoff, never failing a request.
+const (
+	// DefaultStoreTimeout bounds one store operation (a load, or a save
+	// with its compare-and-set retries).
+	DefaultStoreTimeout = 500 * time.Millisecond
+	// storeBackoff is how long the store is skipped after it failed.
+	storeBackoff = 30 * time.Second
+)
+
+// storeGuard skips the store for a while after it failed, so that a store
+// that is down costs one timeout per storeBackoff rather than one per
+// request, and says so once.
+type storeGuard struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// usable reports whether the store may be asked now.
+func (g *storeGuard) usable() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return time.Now().After(g.until)
+}
+
+// failed notes a store failure; it reports true when the store was in
+// use until now, so the caller logs the failure once.
+func (g *storeGuard) failed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	was := time.Now().After(g.until)
+	g.until = time.Now().Add(storeBackoff)
+	return was
+}
+
+// bounded runs one store operation within the store timeout. A store that
+// does not honour its context's deadline is left to finish on its own: the
+// request goes on without it.
+func (s *Server) bounded(ctx context.Context, op func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- op(ctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("checkpoint store: no answer within %s: %w", s.cfg.StoreTimeout, ctx.Err())
+	}
+}
+
+// storeOutage reports whether err says the store itself failed (down,
+// slow, refusing), as opposed to an answer about the data.
+func storeOutage(err error) bool {
+	return err != nil && !errors.Is(err, checkpoint.ErrNotFound) && !errors.Is(err, checkpoint.ErrConflict) &&
+		!errors.Is(err, checkpoint.ErrCorrupt) && !errors.Is(err, context.Canceled)
+}
+
+// storeError counts and logs a store failure, and skips the store for a
+// while when it is an outage.
+func (s *Server) storeError(op, session string, err error) {
+	s.metrics.storeErrors.Add(1)
+	if !storeOutage(err) {
+		s.log.Warn("store: "+op+" failed", "session", session, "error", s.clean(err))
+		return
+	}
+	if s.guard.failed() {
+		s.log.Warn("store unavailable: not used for "+storeBackoff.String(), "op", op, "session", session, "error", s.clean(err))
+	}
+}
 
 // storedPrefix is a prefix as the checkpoint step's Args hold it.
 type storedPrefix struct {
@@ -40,42 +112,75 @@ type storedPrefix struct {
 	Hash      string `json:"hash"`
 }
 
-// prefixOf returns the session's prefix if v repeats what it covers: the
-// one in memory, or, the first time a session is seen, the one in the
-// store.
+// prefixOf returns the session's prefix that v repeats the dropped
+// elements of: one in memory, or, the first time a session is seen, one in
+// the store.
 func (s *Server) prefixOf(ctx context.Context, sess *session, v *view) *prefix {
-	if p := sess.prefix(); p != nil && p.extends(v.shape) {
+	if p := sess.match(v.shape); p != nil {
 		return p
 	}
 	if s.store == nil || sess.loaded {
 		return nil
 	}
-	sess.loaded = true
-	p, err := s.loadPrefix(ctx, sess.key, v.api)
-	if err != nil || p == nil || !p.extends(v.shape) {
-		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-			s.log.Warn("prefix not loaded", "session", sess.key, "error", s.clean(err))
+	if !s.guard.usable() {
+		s.metrics.storeSkipped.Add(1)
+		return nil // asked again once the store is back
+	}
+	ps, err := s.loadPrefixes(ctx, sess.key, v.api)
+	sess.loaded = !storeOutage(err)
+	if err != nil {
+		if !errors.Is(err, checkpoint.ErrNotFound) {
+			s.storeError("load", sess.key, err)
 		}
 		return nil
 	}
-	sess.setPrefix(p)
-	return p
+	sess.add(ps)
+	return sess.match(v.shape)
 }
 
-func (s *Server) loadPrefix(ctx context.Context, session string, a *api) (*prefix, error) {
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
-	c, err := s.store.Latest(ctx, session)
+// isPrefixStep reports whether a checkpoint step holds a prefix: one per
+// line of the session, named by the elements it drops.
+func isPrefixStep(id string) bool {
+	return id == prefixStep || strings.HasPrefix(id, prefixStep+"/")
+}
+
+func prefixStepID(p *prefix) string {
+	return prefixStep + "/" + p.coveredHash[:min(len(p.coveredHash), 16)]
+}
+
+// loadPrefixes returns the prefixes of the session's latest checkpoint
+// for API a.
+func (s *Server) loadPrefixes(ctx context.Context, session string, a *api) ([]*prefix, error) {
+	var c *checkpoint.Checkpoint
+	err := s.bounded(ctx, func(ctx context.Context) (err error) {
+		c, err = s.store.Latest(ctx, session)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	st := c.Step(prefixStep)
-	if st == nil {
-		return nil, nil
+	var ps []*prefix
+	for i := range c.Steps {
+		st := &c.Steps[i]
+		if !isPrefixStep(st.ID) {
+			continue
+		}
+		p, err := decodePrefix(st, a)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: step %s: %w", session, st.ID, err)
+		}
+		if p != nil {
+			ps = append(ps, p)
+		}
 	}
+	return ps, nil
+}
+
+// decodePrefix reads a prefix step; nil when it is another API's.
+func decodePrefix(st *checkpoint.Step, a *api) (*prefix, error) {
 	var sp storedPrefix
 	if err := json.Unmarshal(st.Args, &sp); err != nil {
-		return nil, fmt.Errorf("session %s: step %s: %w", session, prefixStep, err)
+		return nil, err
 	}
 	if sp.API != a.name {
 		return nil, nil
@@ -86,20 +191,20 @@ func (s *Server) loadPrefix(ctx context.Context, session string, a *api) (*prefi
 	}
 	for _, it := range p.items {
 		if it >= p.covered || -1-it >= len(p.lits) {
-			return nil, fmt.Errorf("session %s: step %s: %w: item %d out of range", session, prefixStep, checkpoint.ErrCorrupt, it)
+			return nil, fmt.Errorf("%w: item %d out of range", checkpoint.ErrCorrupt, it)
 		}
 	}
 	return p, nil
 }
 
-// savePrefix stores p as the session's latest checkpoint, with the
-// compacted transcript and the compaction's record, compare-and-set on the
-// latest (retried when another writer got in between).
-func (s *Server) savePrefix(ctx context.Context, session string, a *api, p *prefix, res compactor.Result) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
-	sp := storedPrefix{API: a.name, Covered: p.covered, Items: p.items, LitTokens: p.litTokens, Hash: p.hash}
-	for _, l := range p.lits {
+// savePrefix stores np as a prefix of the session's latest checkpoint, in
+// place of from (the prefix it was folded from) and of any that drops the
+// same elements, with the compacted transcript and the compaction's
+// record, compare-and-set on the latest (retried when another writer got
+// in between). The other lines' prefixes stay, the most recent first.
+func (s *Server) savePrefix(ctx context.Context, session string, a *api, from, np *prefix, res compactor.Result) error {
+	sp := storedPrefix{API: a.name, Covered: np.covered, Items: np.items, LitTokens: np.litTokens, Hash: np.hash}
+	for _, l := range np.lits {
 		sp.Lits = append(sp.Lits, string(l))
 	}
 	args, err := json.Marshal(sp)
@@ -110,6 +215,16 @@ func (s *Server) savePrefix(ctx context.Context, session string, a *api, p *pref
 	if err != nil {
 		return err
 	}
+	step := checkpoint.Step{ID: prefixStepID(np), Status: checkpoint.StepCompleted, InputHash: np.coveredHash, Args: args}
+	return s.bounded(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		return s.casPrefix(ctx, session, a, from, np, step, t, res.Record)
+	})
+}
+
+// casPrefix writes step into the session's latest checkpoint, as
+// savePrefix says.
+func (s *Server) casPrefix(ctx context.Context, session string, a *api, from, np *prefix, step checkpoint.Step, t compact.Transcript, rec compact.Compaction) error {
+	var err error
 	for range 5 {
 		c, lerr := s.store.Latest(ctx, session)
 		parent := ""
@@ -121,9 +236,16 @@ func (s *Server) savePrefix(ctx context.Context, session string, a *api, p *pref
 		default:
 			parent = c.ID
 		}
+		steps := []checkpoint.Step{step}
+		for _, st := range c.Steps {
+			replaced := st.InputHash == np.coveredHash || (from != nil && st.InputHash == from.coveredHash)
+			if isPrefixStep(st.ID) && !replaced && len(steps) < maxLines {
+				steps = append(steps, st)
+			}
+		}
 		c.Transcript = &t
-		c.Compactions = append(c.Compactions, res.Record)
-		c.Steps = []checkpoint.Step{{ID: prefixStep, Status: checkpoint.StepCompleted, InputHash: p.coveredHash, Args: args}}
+		c.Compactions = append(c.Compactions, rec)
+		c.Steps = steps
 		if err = s.store.Save(ctx, c, parent); !errors.Is(err, checkpoint.ErrConflict) {
 			return err
 		}

@@ -38,6 +38,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body.Close()
 	again := req.Clone(req.Context())
+	again.Header.Del("Content-Encoding") // a forced compaction is sent decoded
 	again.Body = io.NopCloser(bytes.NewReader(body))
 	again.ContentLength = int64(len(body))
 	again.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/llm"
 )
 
 // Compaction methods as logs and metrics name them: compact.Method values,
@@ -43,6 +44,21 @@ type outcome struct {
 	// were the same bytes.
 	compared, stable bool
 	warning          string
+	// cause is the warning's reason alone (a compaction's error, or why
+	// the compactor left the transcript as it was); failed is true when
+	// it was an error.
+	cause  string
+	failed bool
+	// fallbackCause says why the deterministic fallback wrote the handoff
+	// although an LLM summarizer is configured: timeout, circuit-open,
+	// summary-failed, invalid-handoff; "" when it did not.
+	fallbackCause string
+}
+
+// fail notes an error that left the body as it came (or with the stored
+// prefix): what was done, then why.
+func (o *outcome) fail(done string, cause string) {
+	o.warning, o.cause, o.failed = done+": "+cause, cause, true
 }
 
 // counted says how the token figures were had: "exact" (the model's own
@@ -70,13 +86,13 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	out := outcome{body: body, method: methodNone}
 	sh, err := shapeOf(a, body)
 	if err != nil {
-		out.warning = "request not read, forwarded as is: " + s.clean(err)
+		out.fail("request not read, forwarded as is", s.clean(err))
 		return out
 	}
 	out.model = sh.model
 	env, err := s.env(sh.model)
 	if err != nil {
-		out.warning = "forwarded as is: " + s.clean(err)
+		out.fail("forwarded as is", s.clean(err))
 		return out
 	}
 	out.estimated = !env.counter.Exact()
@@ -92,7 +108,7 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 
 	v, err := sh.read()
 	if err != nil {
-		out.warning = "request not read, forwarded as is: " + s.clean(err)
+		out.fail("request not read, forwarded as is", s.clean(err))
 		return out
 	}
 	out.bounded = false
@@ -100,7 +116,7 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	out.tokensAfter = out.tokensBefore
 	s.learn(env, v)
 	if !force && out.tokensBefore < env.trigger {
-		if p := sess.prefix(); p == nil || !p.extends(sh) {
+		if sess.match(sh) == nil {
 			return out
 		}
 	}
@@ -108,7 +124,7 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if err := v.place(); err != nil {
-		out.warning = "not compacted, forwarded as is: " + s.clean(err)
+		out.fail("not compacted, forwarded as is", s.clean(err))
 		return out
 	}
 	p := s.prefixOf(ctx, sess, v)
@@ -121,7 +137,7 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	if !force && (tokens < env.trigger || len(v.elems) == p.covered) {
 		out.body = p.forward(sh)
 		out.method, out.prefix, out.tokensAfter = methodPrefix, prefixReused, tokens
-		out.compared, out.stable = sess.forwarded(p.hash)
+		out.compared, out.stable = sess.forwarded(p)
 		return out
 	}
 	return s.refold(ctx, env, sess, v, p, force, out)
@@ -139,8 +155,8 @@ func (s *Server) letThrough(env *modelEnv, sess *session, sh *shape, out *outcom
 		return false
 	}
 	out.tokensBefore, out.tokensAfter, out.bounded = raw, raw, true
-	p := sess.prefix()
-	if p == nil || !p.extends(sh) {
+	p := sess.match(sh)
+	if p == nil {
 		return raw < env.trigger
 	}
 	n := s.boundWith(env, sh, p)
@@ -149,7 +165,7 @@ func (s *Server) letThrough(env *modelEnv, sess *session, sh *shape, out *outcom
 	}
 	out.body = p.forward(sh)
 	out.method, out.prefix, out.tokensAfter = methodPrefix, prefixReused, n
-	out.compared, out.stable = sess.forwarded(p.hash)
+	out.compared, out.stable = sess.forwarded(p)
 	return true
 }
 
@@ -157,16 +173,17 @@ func (s *Server) letThrough(env *modelEnv, sess *session, sh *shape, out *outcom
 // for.
 func (s *Server) compactNew(ctx context.Context, env *modelEnv, sess *session, v *view, force bool, out outcome) outcome {
 	np, res, err := s.compactView(ctx, env, v, func(e int) (int, []byte) { return e, nil }, force)
+	out.fallbackCause = fallbackCause(res)
 	if err != nil {
-		out.warning = "compaction failed, forwarded as is: " + s.clean(err)
+		out.fail("compaction failed, forwarded as is", s.clean(err))
 		return out
 	}
 	if np == nil {
-		out.warning = warnUnchanged(res)
+		out.unchanged(res)
 		return out
 	}
 	out.prefix = prefixNew
-	return s.adopt(ctx, sess, v, np, res, out)
+	return s.adopt(ctx, sess, v, nil, np, res, out)
 }
 
 // refold compacts the request as it would be forwarded (the stored prefix
@@ -190,28 +207,30 @@ func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *vi
 	var res compactor.Result
 	if err == nil {
 		np, res, err = s.compactView(ctx, env, cv, src, force)
+		out.fallbackCause = fallbackCause(res)
 	}
 	if err != nil || np == nil {
 		// The stored prefix still holds: send it with the new elements.
 		out.body = fallbackBody
 		out.method, out.prefix = methodPrefix, prefixReused
 		out.tokensAfter = p.forwardedTokens(env, v)
-		out.compared, out.stable = sess.forwarded(p.hash)
+		out.compared, out.stable = sess.forwarded(p)
 		if err != nil {
-			out.warning = "refold failed, forwarded with the stored prefix: " + s.clean(err)
+			out.fail("refold failed, forwarded with the stored prefix", s.clean(err))
 		} else {
-			out.warning = warnUnchanged(res)
+			out.unchanged(res)
 		}
 		return out
 	}
 	out.prefix = prefixRefolded
-	out = s.adopt(ctx, sess, v, np, res, out)
+	out = s.adopt(ctx, sess, v, p, np, res, out)
 	out.tokensAfter = res.Record.TokensAfter
 	return out
 }
 
-// adopt makes np the session's prefix and the body to forward.
-func (s *Server) adopt(ctx context.Context, sess *session, v *view, np *prefix, res compactor.Result, out outcome) outcome {
+// adopt makes np a prefix of the session, in place of from when it was
+// folded from that one, and the body to forward.
+func (s *Server) adopt(ctx context.Context, sess *session, v *view, from, np *prefix, res compactor.Result, out outcome) outcome {
 	np.covered = len(v.elems)
 	np.coveredHash = v.hashDropped(np.covered, np.items)
 	elems := np.elements(v.shape)
@@ -219,11 +238,15 @@ func (s *Server) adopt(ctx context.Context, sess *session, v *view, np *prefix, 
 	out.body = withList(v.body, v.list, elems)
 	out.method = string(res.Record.Method)
 	out.tokensAfter = res.Record.TokensAfter
-	sess.setPrefix(np)
-	out.compared, out.stable = sess.forwarded(np.hash)
-	if s.store != nil {
-		if err := s.savePrefix(ctx, sess.key, v.api, np, res); err != nil {
-			out.warning = "prefix not stored: " + s.clean(err)
+	sess.adopt(from, np)
+	out.compared, out.stable = sess.forwarded(np)
+	switch {
+	case s.store == nil:
+	case !s.guard.usable():
+		s.metrics.storeSkipped.Add(1)
+	default:
+		if err := s.savePrefix(ctx, sess.key, v.api, from, np, res); err != nil {
+			s.storeError("save", sess.key, err)
 		}
 	}
 	return out
@@ -325,9 +348,29 @@ func outputOrder(p *compactor.Plan, n int) []int {
 	return order
 }
 
-func warnUnchanged(res compactor.Result) string {
-	if res.Record.Reason == "" {
-		return ""
+// unchanged notes that the compactor left the transcript as it was, and
+// why.
+func (o *outcome) unchanged(res compactor.Result) {
+	o.cause = res.Record.Reason
+	if o.cause != "" {
+		o.warning = "over the threshold but not compacted: " + o.cause
 	}
-	return "over the threshold but not compacted: " + res.Record.Reason
+}
+
+// fallbackCause names why the fallback wrote a compaction's handoff in
+// place of the configured LLM, "" when it did not.
+func fallbackCause(res compactor.Result) string {
+	switch res.Fallback {
+	case compactor.FallbackSummaryFailed:
+		switch {
+		case errors.Is(res.SummaryErr, llm.ErrCircuitOpen):
+			return "circuit-open"
+		case errors.Is(res.SummaryErr, llm.ErrTimeout), errors.Is(res.SummaryErr, context.DeadlineExceeded):
+			return "timeout"
+		}
+		return "summary-failed"
+	case compactor.FallbackInvalidHandoff:
+		return "invalid-handoff"
+	}
+	return ""
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/compactkit/compact/tokens"
 )
@@ -72,11 +73,24 @@ type Config struct {
 	// keeps them in memory only. The proxy writes each compaction to it
 	// (the compacted transcript, redacted, and its record).
 	Store checkpoint.Store
+	// StoreTimeout bounds each store operation on a request's path
+	// (default DefaultStoreTimeout); after a failure the store is skipped
+	// for a while.
+	StoreTimeout time.Duration
 	// AuthToken, when set, is required of every request but /healthz, in
 	// AuthHeader or Proxy-Authorization.
 	AuthToken string
 	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxBodyBytesInFlight bounds the request body bytes held in memory
+	// by all requests at once (default 8 × MaxBodyBytes); a request that
+	// would pass it is answered 503.
+	MaxBodyBytesInFlight int64
+	// BodyIdleTimeout fails a request whose body brings no byte for this
+	// long (default DefaultBodyIdleTimeout), and BodyTimeout one whose
+	// body takes longer than this in all (default DefaultBodyTimeout):
+	// the client is answered 408 and its connection closed.
+	BodyIdleTimeout, BodyTimeout time.Duration
 	// MaxSessions bounds the conversations held in memory (default
 	// DefaultMaxSessions).
 	MaxSessions int
@@ -103,6 +117,10 @@ type Server struct {
 	// counts caches the tokens of list elements, for the bound that
 	// lets most requests through unread.
 	counts *countCache
+	// bodies bounds the request body bytes held at once.
+	bodies *byteBudget
+	// guard skips the store for a while after it failed.
+	guard storeGuard
 }
 
 // New returns a Server configured by cfg.
@@ -115,8 +133,21 @@ func New(cfg Config) (*Server, error) {
 	if s.cfg.MaxBodyBytes <= 0 {
 		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if s.cfg.MaxBodyBytesInFlight <= 0 {
+		s.cfg.MaxBodyBytesInFlight = 8 * s.cfg.MaxBodyBytes
+	}
+	s.bodies = &byteBudget{max: s.cfg.MaxBodyBytesInFlight}
+	if s.cfg.BodyIdleTimeout <= 0 {
+		s.cfg.BodyIdleTimeout = DefaultBodyIdleTimeout
+	}
+	if s.cfg.BodyTimeout <= 0 {
+		s.cfg.BodyTimeout = DefaultBodyTimeout
+	}
 	if s.cfg.MaxSessions <= 0 {
 		s.cfg.MaxSessions = DefaultMaxSessions
+	}
+	if s.cfg.StoreTimeout <= 0 {
+		s.cfg.StoreTimeout = DefaultStoreTimeout
 	}
 	s.sessions = newSessions(s.cfg.MaxSessions)
 	s.log = cfg.Logger
@@ -187,20 +218,11 @@ func upstreamURL(p Provider, raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("serve: %s upstream %q: want an http(s) URL", p, redactURL(raw))
+		return nil, fmt.Errorf("serve: %s upstream %q: want an http(s) URL", p, safeurl.String(raw))
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
 	u.RawPath = ""
 	return u, nil
-}
-
-// redactURL hides a URL's user information.
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		u.User = url.User("xxxxx")
-		return u.String()
-	}
-	return raw
 }
 
 // modelEnv is what compacting for one model needs.
@@ -292,14 +314,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == "/metrics" && r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		s.metrics.write(w, s.sessions.len())
+		s.metrics.write(w, s.sessions.len(), s.bodies.used.Load())
 		return
 	}
 	s.metrics.inFlight.Add(1)
 	defer s.metrics.inFlight.Add(-1)
 	a := apiFor(r)
 	switch {
-	case a != nil && r.Method == http.MethodPost && r.Header.Get("Content-Encoding") == "":
+	case a != nil && r.Method == http.MethodPost && (r.Header.Get("Content-Encoding") == "" || gzipped(r.Header.Get("Content-Encoding"))):
 		s.serveCompacting(w, r, a)
 	case a != nil && r.Method == http.MethodPost:
 		s.metrics.warnings.Add(1)
@@ -330,6 +352,9 @@ type exchange struct {
 	api      *api
 	header   http.Header
 	original []byte
+	// encoded is true when the client's body came gzip-encoded: a body
+	// the proxy rewrote goes upstream decoded.
+	encoded bool
 
 	mu      sync.Mutex
 	out     outcome
@@ -352,10 +377,21 @@ func (x *exchange) force(ctx context.Context) ([]byte, bool) {
 	o := x.s.rewrite(ctx, x.api, x.header, x.original, true)
 	x.added += time.Since(t0)
 	if o.method == methodNone || bytes.Equal(o.body, x.out.body) {
-		if o.warning == "" {
-			o.warning = "the upstream said the prompt is too long and a forced compaction changed nothing"
+		// The first compaction's outcome stands; the warning is the
+		// retry's.
+		what := "the upstream said the prompt is too long and the forced retry changed nothing"
+		switch {
+		case o.failed:
+			what = "the upstream said the prompt is too long and the forced retry failed: " + o.cause
+		case o.cause != "":
+			what += ": " + o.cause
+		case o.method != methodNone:
+			what += ": it gave the body already sent"
 		}
-		x.out.warning = o.warning
+		x.out.warning, x.out.cause, x.out.failed = what, o.cause, o.failed
+		if o.fallbackCause != "" {
+			x.out.fallbackCause = o.fallbackCause
+		}
 		return nil, false
 	}
 	o.tokensBefore = x.out.tokensBefore
@@ -365,19 +401,45 @@ func (x *exchange) force(ctx context.Context) ([]byte, bool) {
 
 func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api) {
 	start := time.Now()
-	body, err := s.readBody(w, r)
+	buf := &bodyBuffer{budget: s.bodies}
+	defer buf.release()
+	wire, err := s.readBody(w, r, buf)
 	if err != nil {
 		s.bodyError(w, r, a, err, start)
 		return
 	}
-	x := &exchange{s: s, api: a, header: r.Header, original: body}
-	x.out = s.rewrite(r.Context(), a, r.Header, body, false)
-	x.added = time.Since(start)
+	read := time.Now()
+	body, encoded := wire, gzipped(r.Header.Get("Content-Encoding"))
+	if encoded {
+		if body, err = buf.gunzip(wire, s.cfg.MaxBodyBytes); err != nil && !errors.Is(err, errBadGzip) {
+			s.bodyError(w, r, a, err, start)
+			return
+		}
+	}
+	x := &exchange{s: s, api: a, header: r.Header, original: body, encoded: encoded}
+	if err != nil {
+		// Not ours to refuse: the upstream answers it as it would.
+		x.out = outcome{body: wire, method: methodNone}
+		x.out.fail("request not read, forwarded as is", err.Error())
+	} else {
+		x.out = s.rewrite(r.Context(), a, r.Header, body, false)
+	}
+	x.added = time.Since(read)
 	s.metrics.added.observe(x.added)
 
 	out := r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
-	out.Body = io.NopCloser(bytes.NewReader(x.out.body))
-	out.ContentLength = int64(len(x.out.body))
+	send := x.out.body
+	switch {
+	case !encoded:
+	case sameBytes(send, body) || err != nil:
+		send = wire // unchanged: the client's bytes, encoded as they came
+	default:
+		// Compacted: sent decoded; every API accepts an identity body.
+		out.Header = r.Header.Clone()
+		out.Header.Del("Content-Encoding")
+	}
+	out.Body = io.NopCloser(bytes.NewReader(send))
+	out.ContentLength = int64(len(send))
 	rw := &recorder{ResponseWriter: w}
 	defer rw.repanic()
 	s.forward(rw, out)
@@ -400,6 +462,10 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 			s.metrics.prefixStable.Add(1)
 		}
 	}
+	forwarded := len(o.body)
+	if encoded && (sameBytes(o.body, body) || body == nil) {
+		forwarded = len(wire)
+	}
 	attrs := []slog.Attr{
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", a.name),
 		slog.String("session", o.session), slog.String("model", o.model), slog.Int("status", rw.code()),
@@ -415,18 +481,48 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 	if retried {
 		attrs = append(attrs, slog.Bool("overflow_retry", true))
 	}
+	if o.fallbackCause != "" {
+		s.metrics.fallback(o.fallbackCause)
+		attrs = append(attrs, slog.String("fallback_cause", o.fallbackCause))
+	}
 	if rw.aborted {
 		attrs = append(attrs, slog.Bool("aborted", true))
 	}
 	attrs = append(attrs,
 		slog.Float64("added_ms", ms(added)), slog.Float64("duration_ms", ms(time.Since(start))),
-		slog.Int("bytes_in", len(body)), slog.Int("bytes_forwarded", len(o.body)), slog.Int64("bytes_out", rw.n))
+		slog.Int("bytes_in", len(wire)), slog.Int("bytes_forwarded", forwarded), slog.Int64("bytes_out", rw.n))
+	if encoded {
+		attrs = append(attrs, slog.Int("bytes_decoded", len(body)))
+	}
 	level := slog.LevelInfo
-	if o.warning != "" {
+	if w := joinWarnings(o.warning, fallbackWarning(o), rw.upstreamErr); w != "" {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("warning", o.warning))
+		attrs = append(attrs, slog.String("warning", w))
 	}
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// fallbackWarning says why an LLM summarizer's handoff was replaced by the
+// fallback's.
+func fallbackWarning(o outcome) string {
+	switch o.fallbackCause {
+	case "":
+		return ""
+	case "circuit-open":
+		return "the LLM summarizer's circuit is open (it failed repeatedly): used the deterministic fallback"
+	}
+	return "the LLM summary failed (" + o.fallbackCause + "): used the deterministic fallback"
+}
+
+// joinWarnings joins the non-empty warnings of one request.
+func joinWarnings(ws ...string) string {
+	var out []string
+	for _, w := range ws {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // passThrough forwards r as it is; warning, when set, goes in its log line.
@@ -436,12 +532,20 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, warning str
 		s.bodyError(w, r, nil, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes}, start)
 		return
 	}
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	}
 	rw := &recorder{ResponseWriter: w}
+	if r.Body != nil && r.Body != http.NoBody {
+		rw.body = newDeadlineBody(w, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), s.cfg.BodyIdleTimeout, s.cfg.BodyTimeout)
+		r.Body = rw.body
+	}
 	defer rw.repanic()
 	s.forward(rw, r)
+	if rw.body != nil {
+		rw.body.done()
+	}
+	if rw.bodyErr != nil {
+		s.bodyLogged(r, nil, rw.code(), rw.bodyErr, start)
+		return
+	}
 	s.metrics.request("passthrough", methodNone, rw.code())
 	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", "passthrough"),
 		slog.Int("status", rw.code()), slog.Float64("duration_ms", ms(time.Since(start))), slog.Int64("bytes_out", rw.n)}
@@ -449,9 +553,9 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, warning str
 		attrs = append(attrs, slog.Bool("aborted", true))
 	}
 	level := slog.LevelInfo
-	if warning != "" {
+	if w := joinWarnings(warning, rw.upstreamErr); w != "" {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("warning", warning))
+		attrs = append(attrs, slog.String("warning", w))
 	}
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
@@ -472,32 +576,61 @@ func (s *Server) forward(rw *recorder, r *http.Request) {
 	s.proxy.ServeHTTP(rw, r)
 }
 
-// readBody reads a request body up to the limit, in one allocation when
-// the client said how long it is.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// readBody reads a request body up to the limit, with the body deadlines,
+// into buf's share of the budget.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bodyBuffer) ([]byte, error) {
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		return nil, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes}
 	}
-	rd := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	if r.ContentLength > 0 {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return nil, err
-		}
-		return buf, nil
+	rd := newDeadlineBody(w, r.Body, s.cfg.BodyIdleTimeout, s.cfg.BodyTimeout)
+	body, err := buf.readAll(rd, r.ContentLength, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return nil, err
 	}
-	return io.ReadAll(rd)
+	rd.done()
+	return body, nil
 }
 
-func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, a *api, err error, start time.Time) {
-	status, typ, msg := http.StatusBadRequest, "invalid_request_error", "compact serve: reading the request body: "+err.Error()
+// bodyStatus maps an error reading a request body to the answer's status,
+// error type and message.
+func bodyStatus(err error) (int, string, string) {
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		s.metrics.tooLarge.Add(1)
-		status, typ = http.StatusRequestEntityTooLarge, "request_too_large"
-		msg = fmt.Sprintf("compact serve: request body over the %d-byte limit (--max-body)", tooLarge.Limit)
+	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("compact serve: request body over the %d-byte limit (--max-body)", tooLarge.Limit)
+	case errors.Is(err, ErrBodyTimeout):
+		return http.StatusRequestTimeout, "request_timeout", "compact serve: reading the request body: " + err.Error()
+	case errors.Is(err, errBusy):
+		return http.StatusServiceUnavailable, "overloaded_error", "compact serve: " + err.Error() + "; retry shortly"
+	}
+	return http.StatusBadRequest, "invalid_request_error", "compact serve: reading the request body: " + err.Error()
+}
+
+// bodyError answers a request whose body could not be read.
+func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, a *api, err error, start time.Time) {
+	status, typ, msg := bodyStatus(err)
+	switch status {
+	case http.StatusRequestTimeout:
+		w.Header().Set("Connection", "close")
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
 	}
 	writeError(w, status, typ, msg)
+	s.bodyLogged(r, a, status, err, start)
+}
+
+// bodyLogged counts and logs a request refused for its body.
+func (s *Server) bodyLogged(r *http.Request, a *api, status int, err error, start time.Time) {
+	_, _, msg := bodyStatus(err)
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		s.metrics.tooLarge.Add(1)
+	case http.StatusRequestTimeout:
+		s.metrics.bodyTimeouts.Add(1)
+	case http.StatusServiceUnavailable:
+		s.metrics.busy.Add(1)
+	}
 	name := "passthrough"
 	if a != nil {
 		name = a.name
@@ -506,6 +639,11 @@ func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, a *api, err e
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, "request",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("api", name),
 		slog.Int("status", status), slog.Float64("duration_ms", ms(time.Since(start))), slog.String("warning", msg))
+}
+
+// sameBytes reports whether a and b are the same slice.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // rewriteRequest points an outgoing request at its upstream and removes
@@ -520,12 +658,28 @@ func (s *Server) rewriteRequest(pr *httputil.ProxyRequest) {
 
 // upstreamError answers a request whose upstream could not be reached.
 func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if rw, ok := w.(*recorder); ok && rw.body != nil && rw.body.failure() != nil {
+		// The client's body failed, not the upstream (a failed read of the
+		// connection also cancels the request's context): answer as the
+		// compacting paths do.
+		rw.bodyErr = rw.body.failure()
+		status, typ, msg := bodyStatus(rw.bodyErr)
+		if status == http.StatusRequestTimeout {
+			w.Header().Set("Connection", "close")
+		}
+		writeError(w, status, typ, msg)
+		return
+	}
 	if errors.Is(err, context.Canceled) {
 		w.WriteHeader(499) // the client went away; nobody reads this
 		return
 	}
 	s.metrics.upstreamErrors.Add(1)
-	writeError(w, http.StatusBadGateway, "api_error", "compact serve: upstream: "+s.clean(err))
+	msg := "upstream: " + s.clean(err)
+	if rw, ok := w.(*recorder); ok {
+		rw.upstreamErr = msg
+	}
+	writeError(w, http.StatusBadGateway, "api_error", "compact serve: "+msg)
 }
 
 // writeError writes an error in the shape both OpenAI's and Anthropic's
@@ -540,6 +694,11 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 // long messages cut.
 func (s *Server) clean(err error) string {
 	msg := err.Error()
+	for _, u := range s.upstreams {
+		if u.User != nil {
+			msg = safeurl.Text(msg, u.String())
+		}
+	}
 	if r, rerr := redact.New(redact.Config{}); rerr == nil {
 		msg = r.String(msg)
 	}
@@ -557,6 +716,12 @@ type recorder struct {
 	status  int
 	n       int64
 	aborted bool
+	// body is a pass-through request's body, and bodyErr its failure
+	// when that failed the request.
+	body    *deadlineBody
+	bodyErr error
+	// upstreamErr says why the upstream could not be reached (502).
+	upstreamErr string
 }
 
 // repanic aborts the response, as the ReverseProxy meant to, when it was
@@ -567,8 +732,12 @@ func (r *recorder) repanic() {
 	}
 }
 
+// WriteHeader records the first final status: an informational answer
+// passed on before it (100 Continue to a client that sent "Expect:
+// 100-continue", 103 Early Hints) is not the request's status. 101
+// Switching Protocols is final.
 func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
+	if r.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		r.status = code
 	}
 	r.ResponseWriter.WriteHeader(code)

@@ -89,7 +89,15 @@ func hashBytes(a *api, elems [][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// session is what the proxy remembers of one conversation.
+// maxLines bounds the compacted prefixes kept under one conversation key.
+const maxLines = 8
+
+// session is what the proxy remembers of the conversations under one key.
+// Usually that is one conversation; runs of one task started alike (an
+// evaluation harness's attempts, two people starting with the same
+// command) share the key without X-Compact-Session and part ways after
+// their first messages. Each keeps a line of its own: its compacted prefix,
+// found again by the dropped elements a request repeats.
 type session struct {
 	key string
 	// mu serializes compactions of the session, so concurrent requests of
@@ -97,35 +105,95 @@ type session struct {
 	mu sync.Mutex
 
 	state sync.Mutex // guards the fields below
-	p     *prefix
-	// last is the hash of the compacted prefix the previous request was
-	// forwarded with, "" when it was forwarded whole.
-	last string
+	// lines are the session's prefixes, the most recently used first.
+	lines []*line
 	// loaded is true once the store has been asked for the session.
 	loaded bool
 }
 
-func (s *session) prefix() *prefix {
-	s.state.Lock()
-	defer s.state.Unlock()
-	return s.p
+// line is one conversation's compacted prefix and the hash of the prefix
+// its previous request was forwarded with ("" before the first).
+type line struct {
+	p    *prefix
+	last string
 }
 
-func (s *session) setPrefix(p *prefix) {
-	s.state.Lock()
-	s.p = p
-	s.state.Unlock()
-}
-
-// forwarded records the prefix hash a request went out with and reports
-// whether there was a previous compacted request and whether its prefix was
-// the same.
-func (s *session) forwarded(hash string) (compared, same bool) {
+// match returns the prefix of the session that sh repeats the dropped
+// elements of (the one covering most when several do), nil when none.
+func (s *session) match(sh *shape) *prefix {
 	s.state.Lock()
 	defer s.state.Unlock()
-	compared, same = s.last != "" && hash != "", s.last == hash
-	s.last = hash
-	return compared, same
+	best := -1
+	for i, l := range s.lines {
+		if (best < 0 || l.p.covered > s.lines[best].p.covered) && l.p.extends(sh) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	s.touch(best)
+	return s.lines[0].p
+}
+
+// touch moves line i to the front.
+func (s *session) touch(i int) {
+	l := s.lines[i]
+	copy(s.lines[1:i+1], s.lines[:i])
+	s.lines[0] = l
+}
+
+// adopt makes np a prefix of the session: in place of from, the prefix it
+// was folded from, or as a new line (replacing one that drops the same
+// elements), the least recently used line forgotten beyond maxLines.
+func (s *session) adopt(from, np *prefix) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	for i, l := range s.lines {
+		if (from != nil && l.p == from) || (l.p.covered == np.covered && l.p.coveredHash == np.coveredHash) {
+			l.p = np
+			s.touch(i)
+			return
+		}
+	}
+	s.lines = append([]*line{{p: np}}, s.lines...)
+	if len(s.lines) > maxLines {
+		s.lines = s.lines[:maxLines]
+	}
+}
+
+// add adds prefixes read from the store behind those in memory, skipping
+// any that drop the same elements as one held.
+func (s *session) add(ps []*prefix) {
+	s.state.Lock()
+	defer s.state.Unlock()
+next:
+	for _, p := range ps {
+		for _, l := range s.lines {
+			if l.p.covered == p.covered && l.p.coveredHash == p.coveredHash {
+				continue next
+			}
+		}
+		if len(s.lines) < maxLines {
+			s.lines = append(s.lines, &line{p: p})
+		}
+	}
+}
+
+// forwarded records that a request went out with p and reports whether
+// p's line had forwarded a compacted request before and whether its prefix
+// was the same bytes.
+func (s *session) forwarded(p *prefix) (compared, same bool) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	for _, l := range s.lines {
+		if l.p == p {
+			compared, same = l.last != "" && p.hash != "", l.last == p.hash
+			l.last = p.hash
+			return compared, same
+		}
+	}
+	return false, false
 }
 
 // sessions keeps the most recently used sessions in memory.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -307,7 +309,10 @@ type modelFile struct {
 }
 
 // Load reads model entries from a JSON or TOML document and Sets them.
-// name labels errors.
+// name is the file's name: it labels errors, and its extension (.toml or
+// .json) says which of the two the document is; without either, valid
+// JSON or a document opening with "{" is JSON, anything else TOML. In TOML the models are [[models]] tables with a name each, or
+// [models.NAME] tables named by their key.
 func (t *Models) Load(r io.Reader, name string) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -316,13 +321,9 @@ func (t *Models) Load(r io.Reader, name string) error {
 	var f modelFile
 	trimmed := bytes.TrimSpace(data)
 	switch {
-	case bytes.HasPrefix(trimmed, []byte("[[")) || !(bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))):
-		md, err := toml.Decode(string(data), &f)
-		if err != nil {
+	case isTOML(name, trimmed):
+		if f.Models, err = decodeTOMLModels(data); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
-		}
-		if un := md.Undecoded(); len(un) > 0 {
-			return fmt.Errorf("%s: unknown key %s", name, un[0])
 		}
 	case bytes.HasPrefix(trimmed, []byte("[")):
 		if err := decodeStrict(trimmed, &f.Models); err != nil {
@@ -339,6 +340,55 @@ func (t *Models) Load(r io.Reader, name string) error {
 		}
 	}
 	return nil
+}
+
+// isTOML reports whether a models file is TOML: by its name's extension,
+// else by its content: valid JSON, or anything opening with "{", is JSON.
+func isTOML(name string, data []byte) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".toml":
+		return true
+	case ".json":
+		return false
+	}
+	return !json.Valid(data) && !bytes.HasPrefix(data, []byte("{"))
+}
+
+// decodeTOMLModels reads the models of a TOML document: an array of
+// tables, or a table of tables whose keys name the models (a table's own
+// name, if given, wins). Any other key is an error.
+func decodeTOMLModels(data []byte) ([]Model, error) {
+	var doc struct {
+		Models toml.Primitive `toml:"models"`
+	}
+	md, err := toml.Decode(string(data), &doc)
+	if err != nil {
+		return nil, err
+	}
+	var models []Model
+	switch typ := md.Type("models"); {
+	case !md.IsDefined("models"):
+	case typ == "Array" || typ == "ArrayHash":
+		if err := md.PrimitiveDecode(doc.Models, &models); err != nil {
+			return nil, err
+		}
+	default: // [models.NAME] tables (an implicit table has no type)
+		var byName map[string]Model
+		if err := md.PrimitiveDecode(doc.Models, &byName); err != nil {
+			return nil, err
+		}
+		for _, key := range slices.Sorted(maps.Keys(byName)) {
+			m := byName[key]
+			if m.Name == "" {
+				m.Name = key
+			}
+			models = append(models, m)
+		}
+	}
+	if un := md.Undecoded(); len(un) > 0 {
+		return nil, fmt.Errorf("unknown key %s", un[0])
+	}
+	return models, nil
 }
 
 func decodeStrict(data []byte, v any) error {

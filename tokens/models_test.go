@@ -122,21 +122,57 @@ encoding = "estimate"
 	check("arr-model", Model{Name: "arr-model", Window: 1000, OutputReserve: 100, Estimated: true})
 }
 
+// TestModelsLoadTOMLShapes: a TOML models file may name its models by
+// table key ([models.NAME]) as well as list them ([[models]]); the parser
+// is picked by the extension, else by the content.
+func TestModelsLoadTOMLShapes(t *testing.T) {
+	tab := NewModels()
+	doc := "[models.local-llm]\nwindow = 16384\noutput_reserve = 2048\n\n[models.\"my.model\"]\nname = \"named-model\"\nencoding = \"cl100k_base\"\nwindow = 32000\n"
+	for _, file := range []string{"models.toml", "models"} {
+		if err := tab.Load(strings.NewReader(doc), file); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if m, ok := tab.Lookup("local-llm"); !ok || m.Window != 16384 || m.OutputReserve != 2048 || !m.Estimated {
+			t.Errorf("%s: local-llm = %+v, %v", file, m, ok)
+		}
+		if m, ok := tab.Lookup("named-model"); !ok || m.Encoding != Cl100kBase || m.Window != 32000 {
+			t.Errorf("%s: named-model = %+v, %v (a table's name wins over its key)", file, m, ok)
+		}
+	}
+	// JSON without an extension is still JSON.
+	if err := tab.Load(strings.NewReader(`[{"name": "j", "window": 1000}]`), "models"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tab.Lookup("j"); !ok {
+		t.Error("a bare JSON array without an extension was not read")
+	}
+}
+
 func TestModelsLoadErrors(t *testing.T) {
-	cases := []struct{ doc, want string }{
-		{`{"models": [{"name": "x", "window": 1000, "encoding": "p50k_base"}]}`, "p50k_base"},
-		{`{"models": [{"name": "new-model"}]}`, "window 0"},
-		{`{"models": [{"name": "m", "window": 100, "output_reserve": 100}]}`, "window 100"},
-		{`{"models": [{"window": 100}]}`, "no name"},
-		{`{"models": [{"name": "m", "window": 100, "colour": "red"}]}`, "colour"},
-		{`{"models": [`, "unexpected EOF"},
-		{"[[models]]\nname = 3\n", "models.toml"},
-		{"[[models]]\nname = \"m\"\nwindow = 100\ncolour = \"red\"\n", "colour"},
+	cases := []struct{ file, doc, want string }{
+		{"models.json", `{"models": [{"name": "x", "window": 1000, "encoding": "p50k_base"}]}`, "p50k_base"},
+		{"models.json", `{"models": [{"name": "new-model"}]}`, "window 0"},
+		{"models.json", `{"models": [{"name": "m", "window": 100, "output_reserve": 100}]}`, "window 100"},
+		{"models.json", `{"models": [{"window": 100}]}`, "no name"},
+		{"models.json", `{"models": [{"name": "m", "window": 100, "colour": "red"}]}`, "colour"},
+		{"models.json", `{"models": [`, "unexpected EOF"},
+		{"models", `{"models": [`, "unexpected EOF"},
+		{"models.toml", "[[models]]\nname = 3\n", "models.toml"},
+		{"models.toml", "[[models]]\nname = \"m\"\nwindow = 100\ncolour = \"red\"\n", "colour"},
+		{"models.toml", "[models.m]\nwindow = 100\ncolour = \"red\"\n", "colour"},
+		{"models.toml", "[other]\nx = 1\n", "other"},
+		// QA-14 item 4: a TOML table header first is TOML, by the extension,
+		// and the error is the model's, not a JSON syntax error.
+		{"m.toml", "[models.x]\nwindow = -5\n", `"x": window -5`},
+		{"m.TOML", "[models.x]\nwindow = -5\n", `"x": window -5`},
+		{"m.conf", "[models.x]\nwindow = -5\n", `"x": window -5`},
+		// A .json file is JSON, whatever it looks like.
+		{"m.json", "[models.x]\nwindow = 5\n", "invalid character"},
 	}
 	for _, tc := range cases {
-		err := NewModels().Load(strings.NewReader(tc.doc), "models.toml")
+		err := NewModels().Load(strings.NewReader(tc.doc), tc.file)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Load(%q) error = %v, want one mentioning %q", tc.doc, err, tc.want)
+			t.Errorf("Load(%s: %q) error = %v, want one mentioning %q", tc.file, tc.doc, err, tc.want)
 		}
 	}
 	err := NewModels().Set(Model{Name: "x", Window: 10, Encoding: "r50k_base"})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact/checkpoint"
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -46,11 +47,13 @@ type Store struct {
 }
 
 // Open is the checkpoint.Opener of redis:// and rediss:// specs: it
-// connects and pings, so an unreachable server is reported at once.
+// connects and pings, so an unreachable server is reported at once. Its
+// errors never show the spec's password.
 func Open(ctx context.Context, spec string, opts checkpoint.Options) (checkpoint.Store, error) {
 	ro, err := redis.ParseURL(spec)
 	if err != nil {
-		return nil, fmt.Errorf("%w: store %q: %w", checkpoint.ErrInvalid, spec, err)
+		// go-redis and net/url quote the whole URL in their errors.
+		return nil, fmt.Errorf("%w: store %q: %w", checkpoint.ErrInvalid, safeurl.String(spec), safeurl.Error(err, spec))
 	}
 	s, err := New(redis.NewClient(ro), opts)
 	if err != nil {
@@ -58,7 +61,7 @@ func Open(ctx context.Context, spec string, opts checkpoint.Options) (checkpoint
 	}
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
-		return nil, err
+		return nil, safeurl.Error(err, spec)
 	}
 	return s, nil
 }

@@ -272,6 +272,31 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// TestOpenErrorsMaskThePassword: Open's errors (and those of go-redis and
+// net/url it wraps, which quote the whole URL) never show the password.
+func TestOpenErrorsMaskThePassword(t *testing.T) {
+	ctx := context.Background()
+	const pw = "OpenPw55zzQA"
+	for _, spec := range []string{
+		"redis://user:" + pw + "@127.0.0.1:1/notanumber",
+		"redis://user:" + pw + "@[::1:1/0",
+		"rediss://:" + pw + "#x@127.0.0.1:1/0",
+		"redis://:" + pw + "@127.0.0.1:1/0",
+	} {
+		_, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
+		if err == nil || strings.Contains(err.Error(), pw) {
+			t.Errorf("open %s: %v", spec, err)
+		}
+		// A spec that does not parse is named, masked.
+		if errors.Is(err, checkpoint.ErrInvalid) && !strings.Contains(err.Error(), "[REDACTED:url-password]") {
+			t.Errorf("open %s: %v does not name the store", spec, err)
+		}
+		if !errors.Is(err, checkpoint.ErrInvalid) && !errors.Is(err, checkpoint.ErrUnavailable) {
+			t.Errorf("open %s: %v is neither ErrInvalid nor ErrUnavailable", spec, err)
+		}
+	}
+}
+
 // A session stored in the layout of a version before logs is reported as
 // such, never taken for a session without state.
 func TestOldLayoutIsNamed(t *testing.T) {

@@ -124,6 +124,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"Resume", testResume},
 		{"Verify", testVerify},
 		{"ApproveOnce", testApproveOnce},
+		{"UsedTokenStaysUsed", testUsedTokenStaysUsed},
 		{"State", testState},
 		{"RedactsByDefault", testRedactsByDefault},
 		{"SaveCompactionCAS", testSaveCompaction},
@@ -811,6 +812,69 @@ func testApproveOnce(t *testing.T, b Backend) {
 	again(other)
 	_, err = checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok2)
 	wantErr(t, err, checkpoint.ErrTokenUsed, "the second token replayed")
+}
+
+// testUsedTokenStaysUsed: a used token stays used whatever later saves
+// carry (QA-4): a loop that saves a checkpoint built from its own state
+// (no UsedNonces), or a Clone of the checkpoint before the approval, over
+// the approval cannot re-arm the token, in this handle or another.
+func testUsedTokenStaysUsed(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	tokens := checkpoint.Tokens{Key: bytes.Repeat([]byte{2}, 32)}
+	c := Sample("used", 0)
+	c.Status = checkpoint.StatusWaitingApproval
+	save(t, s, c, "")
+	before := c.Clone()
+	tok, err := tokens.Issue("used", "alice", c.Pending.ParamsHash, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approved, err := checkpoint.Approve(ctx, s, tokens, "used", "alice", tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := approved.ID
+	for i, mine := range []*checkpoint.Checkpoint{
+		func() *checkpoint.Checkpoint { // built afresh by the loop
+			m := Sample("used", 0)
+			m.Status = checkpoint.StatusWaitingApproval
+			m.Pending, _ = checkpoint.NewPendingAction(c.Pending.Tool, c.Pending.Params)
+			return m
+		}(),
+		before, // a copy from before the approval
+	} {
+		if len(mine.UsedNonces) != 0 {
+			t.Fatalf("case %d carries nonces", i)
+		}
+		mine.UsedNonces = nil
+		save(t, s, mine, parent)
+		parent = mine.ID
+		if len(mine.UsedNonces) != 1 {
+			t.Errorf("case %d: the saved checkpoint's UsedNonces are %v, want the approval's", i, mine.UsedNonces)
+		}
+		for _, h := range []checkpoint.Store{s, open(t, b, checkpoint.Options{})} {
+			latest, err := h.Latest(ctx, "used")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(latest.UsedNonces) != 1 {
+				t.Errorf("case %d: Latest's UsedNonces are %v", i, latest.UsedNonces)
+			}
+			_, err = checkpoint.Approve(ctx, h, tokens, "used", "alice", tok)
+			wantErr(t, err, checkpoint.ErrTokenUsed, fmt.Sprintf("case %d: the used token after a save without UsedNonces", i))
+		}
+	}
+	// A nonce the caller adds is kept beside the store's.
+	cur, err := s.Latest(ctx, "used")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.UsedNonces = []string{"caller-nonce"}
+	save(t, s, cur, cur.ID)
+	if latest, _ := s.Latest(ctx, "used"); latest == nil || len(latest.UsedNonces) != 2 || latest.UsedNonces[1] != "caller-nonce" {
+		t.Errorf("after a save adding a nonce: %v", latest.UsedNonces)
+	}
 }
 
 // testState: the loop's own data comes back byte for byte, and an

@@ -27,7 +27,7 @@ import (
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
-	"github.com/compactkit/compact/tokens"
+	"github.com/compactkit/compact/internal/safeurl"
 )
 
 const batchUsage = "compact batch [flags] DIR|GLOB|FILE... --out DIR"
@@ -84,6 +84,7 @@ func batchFlags(e *env, o *batchOptions) *flag.FlagSet {
 	compactionFlags(fs, &o.compactOptions)
 	fs.StringVar(&o.out, "out", "", "write the compacted transcripts under `DIR`, mirroring the input paths (required)")
 	fs.StringVar(&o.store, "store", "", "checkpoint store of the batch's progress: `DIR` or redis://HOST:PORT/DB (default OUT/"+batchStoreDir+")")
+	fs.BoolVar(&o.redactKept, "redact-kept", false, redactKeptUsage)
 	fs.StringVar(&o.reportFile, "report", "", "write a JSON report, one entry per file, to `FILE`")
 	fs.IntVar(&o.jobs, "j", 0, "files compacted at once (default: the number of CPUs)")
 	fs.IntVar(&o.llmConcurrency, "llm-concurrency", 0, "most LLM calls at once across workers (default: one per worker)")
@@ -229,7 +230,7 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 			exclude = append(exclude, abs)
 		}
 	}
-	base, found, err := discover(pos, exclude)
+	base, found, err := discover("batch", pos, exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -280,18 +281,16 @@ func (b *batch) configure() error {
 		return usageErrorf("%w", err)
 	}
 	lc, _ := b.o.llmConfig(b.e)
-	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model)
-	if _, known := tokens.LookupModel(b.o.model); b.o.model != "" && !known {
-		b.warnings = append(b.warnings, fmt.Sprintf("unknown model %q: a %d-token window is assumed and counts are estimates",
-			b.o.model, b.comp.Config().Window))
-	}
+	// An unknown model is warned about by the compactor, in every file's
+	// record.
+	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model, b.o.redactKept)
 	return nil
 }
 
 // optionsHash identifies the options that shape an output, so changing
 // one of them (or upgrading compact) redoes the files a run finished under
 // the old ones. Timeouts, retries, workers and the API key do not count.
-func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string) string {
+func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string, redactKept bool) string {
 	v := struct {
 		Version                                      string
 		Model                                        string
@@ -303,12 +302,14 @@ func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel strin
 		LLM                                          bool
 		BaseURL, SummaryModel, Focus                 string
 		PruneMin, PruneHead, PruneTail, PruneDupSize int
+		RedactKept                                   bool
 	}{
 		version, cfg.Model, cfg.Window, cfg.OutputReserve, cfg.TriggerTokens, cfg.TargetTokens,
 		cfg.Threshold, cfg.Force, cfg.AbortOnSummaryFailure, cfg.SummarizeSystemNotes,
 		cfg.KeepHead, cfg.KeepTailTokens, cfg.MinTailMessages, cfg.HandoffTokens,
 		cfg.Strategy, usesLLM, "", "", cfg.Focus,
 		cfg.Prune.MinTokens, cfg.Prune.HeadLines, cfg.Prune.TailLines, cfg.Prune.MinDuplicateBytes,
+		redactKept,
 	}
 	if usesLLM {
 		v.BaseURL, v.SummaryModel = baseURL, summaryModel
@@ -560,6 +561,10 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("OpenHands evaluation output with %d instances: only the first is compacted, the others are copied as they are (as compact FILE does)", n))
 	}
 	res, err := b.comp.Compact(ctx, t)
+	if err == nil && b.o.redactKept {
+		res.Transcript = redactKept(b.comp.Config().Redactor, res.Transcript)
+		res.Record.TokensAfter, _, _ = b.comp.NeedsCompaction(res.Transcript)
+	}
 	r.TokensBefore, r.TokensAfter, r.Saved = res.Record.TokensBefore, res.Record.TokensAfter, res.Record.Saved()
 	r.Method, r.Reason, r.LLMAttempts = res.Record.Method, res.Record.Reason, res.Record.LLMAttempts
 	r.Warnings = append(r.Warnings, res.Record.Warnings...)
@@ -962,7 +967,7 @@ func totals(all []*fileResult) batchTotals {
 
 func (b *batch) writeReport(w io.Writer, all []*fileResult, interrupted bool) error {
 	rep := batchReport{
-		Command: shownCommand("compact batch", b.args), Out: b.out, Store: b.storeShown, Session: b.session,
+		Command: safeurl.Text(shownCommand("compact batch", b.args), b.storeSpec), Out: b.out, Store: b.storeShown, Session: b.session,
 		Options: b.options, Interrupted: interrupted, StartedAt: b.started.UTC(),
 		DurationMS: float64(time.Since(b.started).Microseconds()) / 1000,
 		Warnings:   append([]string{}, b.warnings...), Totals: totals(all), Files: all,
@@ -1124,7 +1129,7 @@ type batchFile struct {
 // with ** matched, files as given) into files, each with its path relative
 // to base, the deepest directory holding every argument, so outputs mirror
 // the inputs. Paths under exclude (the output and the store) are left out.
-func discover(args []string, exclude []string) (base string, files []*batchFile, err error) {
+func discover(cmd string, args []string, exclude []string) (base string, files []*batchFile, err error) {
 	type found struct {
 		path, abs  string
 		skip, fail string
@@ -1156,7 +1161,7 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 		case hasMeta(arg):
 			root, pat, err := splitGlob(arg)
 			if err != nil {
-				return "", nil, err
+				return "", nil, usageErrorf("%s: %w", cmd, err)
 			}
 			bases = append(bases, root)
 			n := len(all)
@@ -1164,14 +1169,14 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 				return "", nil, err
 			}
 			if len(all) == n {
-				return "", nil, usageErrorf("batch: %s matches no files", arg)
+				return "", nil, usageErrorf("%s: %s matches no files", cmd, arg)
 			}
 		default:
 			return "", nil, badInput(statErr)
 		}
 	}
 	if base, err = commonDir(bases); err != nil {
-		return "", nil, usageErrorf("batch: %v", err)
+		return "", nil, usageErrorf("%s: %v", cmd, err)
 	}
 	seen := map[string]bool{}
 	for _, f := range all {
@@ -1181,12 +1186,12 @@ func discover(args []string, exclude []string) (base string, files []*batchFile,
 		seen[f.abs] = true
 		rel, err := filepath.Rel(base, f.abs)
 		if err != nil {
-			return "", nil, usageErrorf("batch: %v", err)
+			return "", nil, usageErrorf("%s: %v", cmd, err)
 		}
 		files = append(files, &batchFile{path: f.path, rel: filepath.ToSlash(rel), size: f.size, skip: f.skip, fail: f.fail})
 	}
 	if len(files) == 0 {
-		return "", nil, usageErrorf("batch: no files under %s", strings.Join(args, ", "))
+		return "", nil, usageErrorf("%s: no files under %s", cmd, strings.Join(args, ", "))
 	}
 	slices.SortFunc(files, func(x, y *batchFile) int { return strings.Compare(x.rel, y.rel) })
 	return base, files, nil
@@ -1262,10 +1267,10 @@ func splitGlob(pattern string) (root string, pat []string, err error) {
 			continue
 		}
 		if strings.Contains(s, "**") {
-			return "", nil, usageErrorf("batch: %s: ** must be a whole path segment (dir/**/*.jsonl)", pattern)
+			return "", nil, fmt.Errorf("%s: ** must be a whole path segment (dir/**/*.jsonl)", pattern)
 		}
 		if _, err := path.Match(s, ""); err != nil {
-			return "", nil, usageErrorf("batch: %s: %v", pattern, err)
+			return "", nil, fmt.Errorf("%s: %v", pattern, err)
 		}
 	}
 	root = strings.Join(segs[:i], "/")

@@ -17,6 +17,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/redis/go-redis/v9"
 )
@@ -62,6 +63,7 @@ func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor, pla
 	// once, with the address.
 	redis.SetLogger(redisQuietLogger{})
 	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{Key: key, Redactor: r, Plain: plain && r == nil})
+	err = safeurl.Error(err, spec) // whatever a store package left in
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return nil, usageErrorf("--store: %v", err)
 	}
@@ -261,18 +263,42 @@ func cpList(ctx context.Context, e *env, args []string) error {
 		if err := cpPrintJSON(e.stdout, cpNonNil(infos)); err != nil {
 			return err
 		}
-		return lerr
+		return errors.Join(lerr, cpDamaged(infos))
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSTATUS\tSEQ\tDONE\tUPDATED\tTASK")
 	for _, in := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", in.Session, in.Status, in.Seq, in.CompletedSteps, in.Steps,
-			in.UpdatedAt.Local().Format(time.DateTime), cpOneLine(in.Task, 60))
+		status, updated, task := string(in.Status), in.UpdatedAt.Local().Format(time.DateTime), cpOneLine(in.Task, 60)
+		if in.Damaged != "" {
+			// The newest readable checkpoint's figures, and where the log breaks.
+			status, task = "DAMAGED", in.Damaged
+			if in.Latest == "" {
+				updated = "-"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", in.Session, status, in.Seq, in.CompletedSteps, in.Steps, updated, task)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return lerr // sessions that could not be read, after those that could
+	// Sessions that could not be read, after those that could.
+	return errors.Join(lerr, cpDamaged(infos))
+}
+
+// cpDamaged is the error that makes a listing with damaged sessions exit
+// non-zero, naming them.
+func cpDamaged(infos []checkpoint.SessionInfo) error {
+	var names []string
+	for _, in := range infos {
+		if in.Damaged != "" {
+			names = append(names, in.Session)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d damaged session(s): %s (compact checkpoint verify says where; compact checkpoint recover SESSION keeps what is before the damage)",
+		len(names), strings.Join(names, ", "))
 }
 
 func cpNonNil[T any](s []T) []T {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -222,6 +223,51 @@ func TestCheckpointPruneVerify(t *testing.T) {
 	if out, _, code = cpRun(t, vars, "checkpoint", "verify"); code != 0 || !strings.Contains(out, "checked 4 checkpoints: 0 problems") {
 		t.Fatalf("verify after recover: %d %q", code, out)
 	}
+}
+
+// TestCheckpointDamagedLogSurfaces is QA-1 through the CLI: one damaged
+// byte in a log's first batch header makes the session DAMAGED in list,
+// verify names the byte, and the compaction command's save fails instead
+// of starting the session over (the log keeps its bytes).
+func TestCheckpointDamagedLogSurfaces(t *testing.T) {
+	dir := t.TempDir()
+	seedStore(t, dir, checkpoint.Options{})
+	vars := map[string]string{checkpointStoreEnv: dir}
+	logPath := filepath.Join(dir, "docs", "log")
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[5] ^= 0x40 // the first batch's length
+	os.WriteFile(logPath, data, 0o600)
+	out, errOut, code := cpRun(t, vars, "checkpoint", "list")
+	if code != 1 || !regexpLine(out, `^docs\s+DAMAGED\s+0\s.*log damaged at byte 0`) || !strings.Contains(out, "build-fix") ||
+		!strings.Contains(errOut, "1 damaged session(s): docs") {
+		t.Fatalf("list: %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = cpRun(t, vars, "checkpoint", "list", "--json")
+	var infos []checkpoint.SessionInfo
+	if code != 1 || json.Unmarshal([]byte(out), &infos) != nil || len(infos) != 4 {
+		t.Fatalf("list --json: %d %s", code, out)
+	}
+	out, _, code = cpRun(t, vars, "checkpoint", "verify", "docs")
+	if code != 1 || !strings.Contains(out, "log damaged at byte 0: batch header does not check") {
+		t.Fatalf("verify: %d %q", code, out)
+	}
+	in := filepath.Join(t.TempDir(), "chat.json")
+	os.WriteFile(in, []byte(chat(40)), 0o600)
+	_, _, errOut = runCmd(t, "", vars, "--force", "--summarizer", "fallback", "--checkpoint", dir, "--session", "docs",
+		"-o", filepath.Join(t.TempDir(), "out.json"), in)
+	if !strings.Contains(errOut, "log damaged at byte 0") {
+		t.Errorf("compact --checkpoint over the damaged session: %q", errOut)
+	}
+	if after, _ := os.ReadFile(logPath); !bytes.Equal(after, data) {
+		t.Errorf("the damaged log was rewritten: %d bytes, was %d", len(after), len(data))
+	}
+}
+
+func regexpLine(text, pattern string) bool {
+	return regexp.MustCompile(`(?m)` + pattern).MatchString(text)
 }
 
 func TestCheckpointEncryptedStore(t *testing.T) {

@@ -66,7 +66,7 @@ func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
 	fs.StringVar(&o.session, "session", "", "session `ID` the checkpoint belongs to (required with --checkpoint)")
 	fs.BoolVar(&o.checkpointPlain, "checkpoint-plain", false, "store the checkpoint without redacting secrets (default: redacted)")
-	fs.BoolVar(&o.redactKept, "redact-kept", false, "also mask secrets in the messages kept verbatim (head and tail); bytes change only inside the masks")
+	fs.BoolVar(&o.redactKept, "redact-kept", false, redactKeptUsage)
 	return fs
 }
 
@@ -192,6 +192,8 @@ func (o *compactOptions) check() error {
 	}
 	return nil
 }
+
+const redactKeptUsage = "also mask secrets in the messages kept verbatim (head and tail); bytes change only inside the masks"
 
 // redactKept masks the secrets left in t (the head and tail a compaction
 // keeps verbatim, the records and the envelope) so that the bytes written

@@ -96,7 +96,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageErrorf("eval: %w", err)
 	}
-	_, files, err := discover(pos, nil)
+	_, files, err := discover("eval", pos, nil)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if o.asJSON {
-		return writeOutput(e, "", func(w io.Writer) error {
+		err = writeOutput(e, "", func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(struct {
@@ -133,14 +133,30 @@ func runEval(ctx context.Context, e *env, args []string) error {
 				Summary eval.Summary      `json:"summary"`
 			}{measured, skipped, sum})
 		})
+	} else {
+		err = writeOutput(e, "", func(w io.Writer) error {
+			writeEvalTable(w, measured, sum, o.missing)
+			if len(skipped) > 0 {
+				fmt.Fprintf(w, "\nskipped %s (no known format recognises them): %s\n", plural(len(skipped), "file"), strings.Join(skipped, ", "))
+			}
+			return nil
+		})
 	}
-	return writeOutput(e, "", func(w io.Writer) error {
-		writeEvalTable(w, measured, sum, o.missing)
-		if len(skipped) > 0 {
-			fmt.Fprintf(w, "\nskipped %s (no known format recognises them): %s\n", plural(len(skipped), "file"), strings.Join(skipped, ", "))
-		}
+	if err != nil {
+		return err
+	}
+	return measurementsFailed(sum.Errors, sum.Errors+sum.Rows)
+}
+
+// measurementsFailed is the error of a run in which failed of total
+// measurements failed, nil when none did: a gate on compact eval must not
+// pass on a run that measured nothing, nor on one that skipped some
+// sessions (exit 1, as compact batch does).
+func measurementsFailed(failed, total int) error {
+	if failed == 0 {
 		return nil
-	})
+	}
+	return fmt.Errorf("eval: %d of %s failed", failed, plural(total, "measurement"))
 }
 
 // writeHandoffs writes each measured cut's handoff under dir.
@@ -266,15 +282,24 @@ func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, miss
 			ratio(kept, need), ratio(rec, need), ratio(ht, need), ratio(pr, need), strconv.Itoa(chars / n)})
 	}
 	rows = append(rows, []string{fmt.Sprintf("total (%d files, micro-averaged)", sum.Files), strconv.Itoa(sum.Rows),
-		strconv.Itoa(sum.Need), strconv.Itoa(sum.Kept), fmt.Sprintf("%.4f", sum.Recall), fmt.Sprintf("%.4f", sum.RecencyRecall),
-		fmt.Sprintf("%.4f", sum.HeadTailRecall), fmt.Sprintf("%.4f", sum.PruneRecall), fmt.Sprintf("%.0f", sum.MeanHandoffChars)})
+		strconv.Itoa(sum.Need), strconv.Itoa(sum.Kept), share4(sum.Recall, sum.Need), share4(sum.RecencyRecall, sum.Need),
+		share4(sum.HeadTailRecall, sum.Need), share4(sum.PruneRecall, sum.Need), share0(sum.MeanHandoffChars, sum.Rows)})
 	writeTable(w, rows)
-	fmt.Fprintf(w, "\nfuture-use recall %d/%d = %.4f; at the handoff's size recency keeps %.4f, a longer tail %.4f",
-		sum.Kept, sum.Need, sum.Recall, sum.RecencyRecall, sum.HeadTailRecall)
-	if sum.TokensAfter > 0 {
-		fmt.Fprintf(w, "; prune keeps %.4f at %.1f× the compacted size", sum.PruneRecall, float64(sum.PruneTokens)/float64(sum.TokensAfter))
+	switch {
+	case sum.Rows == 0:
+		// 0/0 is no recall, not a recall of 0.
+		fmt.Fprintf(w, "\nfuture-use recall: no measurement succeeded\n")
+	case sum.Need == 0:
+		fmt.Fprintf(w, "\nfuture-use recall: nothing to measure (no name used after a cut was held only by the dropped middle, over %s)\n",
+			plural(sum.Rows, "cut"))
+	default:
+		fmt.Fprintf(w, "\nfuture-use recall %d/%d = %.4f; at the handoff's size recency keeps %.4f, a longer tail %.4f",
+			sum.Kept, sum.Need, sum.Recall, sum.RecencyRecall, sum.HeadTailRecall)
+		if sum.TokensAfter > 0 {
+			fmt.Fprintf(w, "; prune keeps %.4f at %.1f× the compacted size", sum.PruneRecall, float64(sum.PruneTokens)/float64(sum.TokensAfter))
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
 	for _, d := range sum.Decay {
 		if d.Compaction != 1 && d.Compaction != 2 && d.Compaction != 4 && d.Compaction != len(sum.Decay) {
 			continue
@@ -297,6 +322,22 @@ func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, miss
 			fmt.Fprintln(w, "  "+s)
 		}
 	}
+}
+
+// share4 prints a share of n items to 4 places, "-" when there are none.
+func share4(f float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", f)
+}
+
+// share0 prints a mean over n rows to the unit, "-" when there are none.
+func share0(f float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", f)
 }
 
 func ratio(n, d int) string {
@@ -423,7 +464,7 @@ func runEvalLabels(ctx context.Context, e *env, o *evalOptions, opts eval.Option
 		}
 	}
 	sum := eval.SummarizeLabels(results)
-	return writeOutput(e, "", func(w io.Writer) error {
+	err = writeOutput(e, "", func(w io.Writer) error {
 		if o.asJSON {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
@@ -435,6 +476,10 @@ func runEvalLabels(ctx context.Context, e *env, o *evalOptions, opts eval.Option
 		writeLabelTable(w, results, sum, o.missing)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return measurementsFailed(sum.Errors, len(results))
 }
 
 // windowSummarizer is what writes the handoff of a labelled middle window:
@@ -471,12 +516,19 @@ func writeLabelTable(w io.Writer, results []eval.LabelResult, s eval.LabelSummar
 		rows = append(rows, []string{r.Name, middle(r.Window), askText(r.Window.Ask), middle(r.Compacted), askText(r.Compacted.Ask),
 			middle(r.CompactedHO), strconv.Itoa(r.Window.Leaks + r.Compacted.Leaks)})
 	}
-	rows = append(rows, []string{fmt.Sprintf("mean (%d)", s.Transcripts-s.Errors), fmt.Sprintf("%.3f", s.WindowMiddle),
-		fmt.Sprintf("%d/%d", s.WindowAsksKept, s.WindowAsks), fmt.Sprintf("%.3f", s.CompactedMiddle),
-		fmt.Sprintf("%d/%d", s.CompactedAsksKept, s.CompactedAsks), fmt.Sprintf("%.3f", s.CompactedHOMiddle), strconv.Itoa(s.Leaks)})
+	scored := s.Transcripts - s.Errors
+	if scored > 0 {
+		rows = append(rows, []string{fmt.Sprintf("mean (%d)", scored), fmt.Sprintf("%.3f", s.WindowMiddle),
+			fmt.Sprintf("%d/%d", s.WindowAsksKept, s.WindowAsks), fmt.Sprintf("%.3f", s.CompactedMiddle),
+			fmt.Sprintf("%d/%d", s.CompactedAsksKept, s.CompactedAsks), fmt.Sprintf("%.3f", s.CompactedHOMiddle), strconv.Itoa(s.Leaks)})
+	}
 	writeTable(w, rows)
-	fmt.Fprintf(w, "\nshares of the must-keep items first seen in the middle window; over every item: window handoff %.3f, compacted output %.3f, its handoff %.3f\n",
-		s.WindowAll, s.CompactedAll, s.CompactedHOAll)
+	if scored == 0 {
+		fmt.Fprintf(w, "\nno transcript was scored\n")
+	} else {
+		fmt.Fprintf(w, "\nshares of the must-keep items first seen in the middle window; over every item: window handoff %.3f, compacted output %.3f, its handoff %.3f\n",
+			s.WindowAll, s.CompactedAll, s.CompactedHOAll)
+	}
 	if missing {
 		for _, r := range results {
 			for _, m := range r.Window.Missing {

@@ -56,9 +56,54 @@ func TestEvalTable(t *testing.T) {
 		}
 	}
 	// A file named on the command line is measured even when unreadable.
-	code, out, _ = runCmd(t, "", nil, "eval", "--decay", "0", file, filepath.Join(dir, "NOTES.md"))
-	if code != exitOK || !strings.Contains(out, "1 measurement failed") || !strings.Contains(out, "NOTES.md") {
-		t.Errorf("exit %d:\n%s", code, out)
+	// It fails the run: exit 1, as compact batch does.
+	code, out, stderr = runCmd(t, "", nil, "eval", "--decay", "0", file, filepath.Join(dir, "NOTES.md"))
+	if code != exitFailure || !strings.Contains(out, "1 measurement failed") || !strings.Contains(out, "NOTES.md") ||
+		!strings.Contains(out, "future-use recall ") || !strings.Contains(stderr, "eval: 1 of ") {
+		t.Errorf("exit %d:\n%s\nstderr: %s", code, out, stderr)
+	}
+}
+
+// TestEvalAllFailed is QA-7: a run in which every measurement failed exits
+// 1 and prints no recall (0/0 is not 0); an empty directory is an error of
+// eval, not of batch.
+func TestEvalAllFailed(t *testing.T) {
+	dir := t.TempDir()
+	nul := filepath.Join(dir, "nul.jsonl")
+	if err := os.WriteFile(nul, []byte(`{"type":"user","message":{"role":"user","content":"a\u0000b"},"uuid":"1"}`+"\n"+`{"type":"user","message":{"role":"user","content":"a`+"\x00"+`b"},"uuid":"2"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{nul}, {empty, nul}, {"--json", empty}} {
+		code, out, stderr := runCmd(t, "", nil, append([]string{"eval", "--quiet"}, args...)...)
+		if code != exitFailure || !strings.Contains(stderr, "failed") {
+			t.Errorf("eval %q: exit %d, want %d; stderr: %s", args, code, exitFailure, stderr)
+		}
+		if args[0] == "--json" {
+			continue
+		}
+		if strings.Contains(out, "0.0000") || strings.Contains(out, "0/0") || !strings.Contains(out, "no measurement succeeded") {
+			t.Errorf("eval %q prints a recall of nothing:\n%s", args, out)
+		}
+	}
+	// Labelled mode too: a labels file whose transcript is missing.
+	labels := filepath.Join(dir, "handoff")
+	if err := os.MkdirAll(labels, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(labels, "x.labels.json"), []byte(`{"transcript":"missing.jsonl","must_keep":["abcdef"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, "", nil, "eval", "--quiet", "--labels", labels, "--transcripts", dir)
+	if code != exitFailure || strings.Contains(out, "0.000") || !strings.Contains(out, "no transcript was scored") {
+		t.Errorf("labels, all failed: exit %d:\n%s\nstderr: %s", code, out, stderr)
+	}
+	code, _, stderr = runCmd(t, "", nil, "eval", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, "eval: no files under") || strings.Contains(stderr, "batch") {
+		t.Errorf("empty directory: exit %d, stderr %q", code, stderr)
 	}
 }
 

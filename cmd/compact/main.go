@@ -62,7 +62,25 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stderrTTY: isTerminal(os.Stderr)}
+	setGCPercent(os.Getenv("GOGC"), os.Args[1:])
 	os.Exit(run(ctx, e, os.Args[1:]))
+}
+
+// oneShotGCPercent is the garbage collector's heap growth for the one-shot
+// commands. They hold a whole transcript in memory, and most of what they
+// allocate around it dies young: with Go's default 100 the heap grows to
+// twice what is live before a collection. At 50 the peak RSS of a 10M-token
+// compaction is ~15% lower for ~5% more CPU (scripts/perf-compact.sh).
+const oneShotGCPercent = 50
+
+// setGCPercent sets oneShotGCPercent for every command but serve (a
+// long-running server of small requests, where CPU per request counts),
+// unless the user chose with $GOGC.
+func setGCPercent(gogc string, args []string) {
+	if gogc != "" || len(args) > 0 && args[0] == "serve" {
+		return
+	}
+	debug.SetGCPercent(oneShotGCPercent)
 }
 
 // run executes one command line and returns the process exit code.

@@ -28,6 +28,9 @@ func addReadFlags(fs *flag.FlagSet) *readFlags {
 // them too.
 func readInput(e *env, r io.Reader, name string, as format.Name, rf *readFlags) (compact.Transcript, []format.Warning, error) {
 	var warnings []format.Warning
+	if in, ok := r.(*input); ok {
+		r = in.Reader // a file: the reader sizes its buffer by it
+	}
 	t, err := format.ReadWith(r, name, as, readOptions(e, rf, &warnings))
 	return t, warnings, err
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 )
 
@@ -202,8 +203,9 @@ func readSized(in *input, stdin io.Reader) ([]byte, error) {
 }
 
 // shownURL is a store's or an API's URL as printed and stored: its
-// password masked (issue 17, leak 5).
-func shownURL(spec string) string { return redact.MaskURLs(spec) }
+// password masked (issue 17, leak 5), and user information without a
+// password masked whole (redis://SECRET@host, https://TOKEN@host).
+func shownURL(spec string) string { return safeurl.String(spec) }
 
 // shownCommand is a command line as reported: URL passwords masked, and
 // whatever the built-in rules find in its flags (a --focus that quotes a

@@ -98,7 +98,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "compact serve: listening on http://%s (OpenAI → %s, Anthropic → %s)\n", ln.Addr(), o.openaiUp, o.anthropicUp)
+	fmt.Fprintf(e.stderr, "compact serve: listening on http://%s (OpenAI → %s, Anthropic → %s)\n", ln.Addr(), shownURL(o.openaiUp), shownURL(o.anthropicUp))
 	return s.Serve(ctx, ln, 30*time.Second)
 }
 

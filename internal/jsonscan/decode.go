@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Decode decodes the JSON text s as json.Unmarshal into an any would (maps,
@@ -24,6 +25,14 @@ func Decode(s string) (any, error) {
 	var out any
 	err := json.Unmarshal([]byte(s), &out)
 	return out, err
+}
+
+// DecodeShared is Decode of b without a copy of b first: strings of the
+// result that hold no escape share b's memory, so b must never be changed
+// afterwards (raw JSON read from a transcript never is). A fallback
+// summary decodes every tool call's arguments of a window and keeps them.
+func DecodeShared(b []byte) (any, error) {
+	return Decode(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // maxDecodeDepth bounds the nesting Decode handles itself.

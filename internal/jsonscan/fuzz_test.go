@@ -229,5 +229,9 @@ func FuzzDecode(f *testing.F) {
 		if err == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("Decode(%q) = %#v, encoding/json %#v", s, got, want)
 		}
+		shared, serr := DecodeShared([]byte(s))
+		if (serr == nil) != (err == nil) || err == nil && !reflect.DeepEqual(shared, got) {
+			t.Fatalf("DecodeShared(%q) = %#v, %v; Decode %#v, %v", s, shared, serr, got, err)
+		}
 	})
 }

@@ -6,6 +6,7 @@ package servetest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,10 +19,12 @@ import (
 
 // Request is one request the upstream received, and the answer it sent.
 type Request struct {
-	Path     string
-	Header   http.Header
-	Body     []byte
-	Response []byte
+	Path   string
+	Header http.Header
+	// Body is the body as it arrived; Decoded is it gunzipped when it
+	// came with Content-Encoding: gzip, else Body.
+	Body, Decoded []byte
+	Response      []byte
 }
 
 // Reply is what the upstream answers: text, and tool calls the client
@@ -92,11 +95,22 @@ func (u *Upstream) Reset() {
 }
 
 func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
+	wire, _ := io.ReadAll(r.Body)
+	body, err := wire, error(nil)
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		var zr *gzip.Reader
+		if zr, err = gzip.NewReader(bytes.NewReader(wire)); err == nil {
+			body, err = io.ReadAll(zr)
+		}
+	}
 	u.mu.Lock()
 	k := len(u.requests)
-	u.requests = append(u.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	u.requests = append(u.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: wire, Decoded: body})
 	u.mu.Unlock()
+	if err != nil {
+		writeAPIError(w, Chat, http.StatusBadRequest, "invalid gzip body: "+err.Error())
+		return
+	}
 	tee := &teeWriter{ResponseWriter: w}
 	defer func() {
 		u.mu.Lock()
