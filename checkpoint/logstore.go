@@ -624,19 +624,27 @@ func (s *LogStore) info(ctx context.Context, session string) (SessionInfo, error
 
 // recordInfo returns the session summary a record holds.
 func (s *LogStore) recordInfo(session string, r *logRecord) (SessionInfo, error) {
-	var in recordInfo
+	out := SessionInfo{Session: session, Status: r.meta.Status, Latest: r.meta.ID, Seq: r.meta.Seq,
+		CreatedAt: r.meta.CreatedAt, UpdatedAt: r.meta.UpdatedAt}
 	raw := r.info
 	if r.meta.Codec == codecAESGCM {
 		var err error
-		if raw, err = s.codec.openBytes(infoAAD(session, r.meta.ID), raw, r.meta.KeyID); err != nil {
+		raw, err = s.codec.openBytes(infoAAD(session, r.meta.ID), raw, r.meta.KeyID)
+		if locked(err) {
+			// Listed from what the record says in the clear.
+			out.Encrypted = r.meta.KeyID
+			return out, nil
+		}
+		if err != nil {
 			return SessionInfo{}, fmt.Errorf("session %s: %w", session, err)
 		}
 	}
+	var in recordInfo
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return SessionInfo{}, fmt.Errorf("session %s: %w: info: %v", session, ErrCorrupt, err)
 	}
-	return SessionInfo{Session: session, Task: in.Task, Status: r.meta.Status, Latest: r.meta.ID, Seq: r.meta.Seq,
-		Steps: in.Steps, CompletedSteps: in.CompletedSteps, CreatedAt: r.meta.CreatedAt, UpdatedAt: r.meta.UpdatedAt}, nil
+	out.Task, out.Steps, out.CompletedSteps = in.Task, in.Steps, in.CompletedSteps
+	return out, nil
 }
 
 // damageText is a damage error's text without the sentinel's, which
