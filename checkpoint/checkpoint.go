@@ -387,6 +387,20 @@ type SessionInfo struct {
 	// newest checkpoint that can still be read (zero when none can), the
 	// one Recover would make the head.
 	Damaged string `json:"damaged,omitempty"`
+	// Encrypted, when set, is the ID of the key the session's summary is
+	// sealed with, which this store was not given (or does not hold):
+	// Task and the step counts are then unknown, the rest is read.
+	Encrypted string `json:"encrypted,omitempty"`
+	// Busy reports that a writer held the session's lock longer than List
+	// waits (a save in progress, or a writer stopped mid-save): nothing
+	// else of the session was read.
+	Busy bool `json:"busy,omitempty"`
+}
+
+// locked reports whether err is a checkpoint's refusal to open for want of
+// its key (none given, or another).
+func locked(err error) bool {
+	return errors.Is(err, ErrKeyRequired) || errors.Is(err, ErrWrongKey)
 }
 
 func (c *Checkpoint) info() SessionInfo {

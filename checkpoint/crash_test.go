@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 		os.Exit(raceWriter(os.Getenv(writerDirEnv)))
 	case "once":
 		os.Exit(onceWriter(os.Getenv(writerDirEnv)))
+	case "first":
+		os.Exit(firstWriter(os.Getenv(writerDirEnv)))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown writer mode")
 		os.Exit(3)
@@ -223,6 +225,23 @@ func onceWriter(dir string) int {
 		fmt.Println("conflict")
 	default:
 		fmt.Println("error", err)
+	}
+	return 0
+}
+
+// firstWriter saves the first checkpoint of session "fresh" and says how
+// it went.
+func firstWriter(dir string) int {
+	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c := &checkpoint.Checkpoint{Session: "fresh", Task: "first", Status: checkpoint.StatusRunning}
+	if err := s.Save(context.Background(), c, ""); err != nil {
+		fmt.Println("error", err)
+	} else {
+		fmt.Println("saved", c.ID)
 	}
 	return 0
 }

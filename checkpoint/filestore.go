@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // FileStore keeps checkpoints in a directory, one subdirectory per session:
@@ -184,12 +185,28 @@ func (l *fileLog) AppendLog(ctx context.Context, session string, at LogPos, fram
 	if len(buf)-batchHeader > maxBatchSize {
 		return at, errBatchTooLarge
 	}
+	// A failed write or sync leaves nothing behind: not a torn batch for
+	// a later save to cut, nor, for a session's first save, an empty log
+	// that names a session with no checkpoint.
+	// (After a failed fsync the kernel may have dropped the dirty pages:
+	// the batch must not be served as committed.)
+	undo := func(err error) error {
+		if created && end.N == 0 {
+			if rerr := os.Remove(path); rerr == nil {
+				return err
+			}
+		}
+		if terr := f.Truncate(end.N); terr != nil {
+			return fmt.Errorf("%w; the log's state after byte %d is unknown: %w", err, end.N, terr)
+		}
+		syncData(f)
+		return err
+	}
 	if _, err := f.WriteAt(buf, end.N); err != nil {
-		f.Truncate(end.N)
-		return at, fmt.Errorf("write log: %w", err)
+		return at, undo(fmt.Errorf("write log: %w", err))
 	}
 	if err := syncData(f); err != nil {
-		return at, fmt.Errorf("sync log: %w", err)
+		return at, undo(fmt.Errorf("sync log: %w", err))
 	}
 	if created {
 		if err := syncDir(filepath.Join(l.dir, session)); err != nil {
@@ -270,6 +287,22 @@ func (l *fileLog) RewriteLog(ctx context.Context, session string, at LogPos, fra
 	return LogPos{Gen: gen(st), N: st.Size()}, nil
 }
 
+// SetAsideLog implements LogSetAsider: the log is renamed log.damaged-TIME
+// in the session's directory.
+func (l *fileLog) SetAsideLog(ctx context.Context, session string) (string, error) {
+	unlock, err := l.lock(ctx, session, false)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	dir := filepath.Join(l.dir, session)
+	aside := filepath.Join(dir, logName+".damaged-"+time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := os.Rename(l.path(session), aside); err != nil {
+		return "", err
+	}
+	return aside, syncDir(dir)
+}
+
 // Sessions implements LogBackend.
 func (l *fileLog) Sessions(ctx context.Context) ([]string, error) {
 	entries, err := os.ReadDir(l.dir)
@@ -282,7 +315,9 @@ func (l *fileLog) Sessions(ctx context.Context) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		if e.IsDir() && ValidSessionID(e.Name()) {
-			if _, err := os.Stat(l.path(e.Name())); err == nil {
+			// An empty log (a first save that crashed before writing)
+			// holds no checkpoint: not a session yet.
+			if st, err := os.Stat(l.path(e.Name())); err == nil && st.Size() > 0 {
 				out = append(out, e.Name())
 			}
 		}

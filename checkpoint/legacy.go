@@ -222,7 +222,11 @@ func (l *legacyFiles) files(session string) []string {
 // file that loads and verifies.
 func (l *legacyFiles) recover(ctx context.Context, session string) (*Checkpoint, error) {
 	var best *Checkpoint
-	for _, id := range l.files(session) {
+	ids := l.files(session)
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%w: session %s: no checkpoint saved", ErrNotFound, session)
+	}
+	for _, id := range ids {
 		if !ValidSessionID(id) {
 			continue
 		}

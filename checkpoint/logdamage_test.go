@@ -175,7 +175,7 @@ func TestLogDamageAnywhereIsReported(t *testing.T) {
 			t.Errorf("damage at %d: Verify reports nothing, but the head is lost (Latest: %v)", off, lerr)
 		}
 		for _, p := range probs {
-			if !strings.Contains(p.Message, fmt.Sprint("at byte ")) && !strings.Contains(p.Message, "does not match") {
+			if !strings.Contains(p.Message, "at byte ") && !strings.Contains(p.Message, "does not match") {
 				t.Errorf("damage at %d: the problem does not say where: %s", off, p.Message)
 			}
 		}

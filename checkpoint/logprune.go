@@ -24,6 +24,15 @@ func (s *LogStore) Prune(ctx context.Context, p PruneOptions) (PruneResult, erro
 			return res, err
 		}
 		r, err := s.pruneSession(ctx, name, p, now)
+		// A save that landed during the pass moved the log on: plan
+		// again on the new log (a pruner is not a second writer).
+		for try := 0; errors.Is(err, ErrConflict) && try < maxRaceRetries; try++ {
+			r, err = s.pruneSession(ctx, name, p, now)
+		}
+		if errors.Is(err, ErrConflict) {
+			res.Busy = append(res.Busy, name)
+			continue
+		}
 		if errors.Is(err, ErrUnavailable) {
 			return res, err
 		}
@@ -206,12 +215,17 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		}
 		return s.legacy.recover(ctx, session)
 	}
+	var lockedErr error
 	for i := len(ss.recs) - 1; i >= 0; i-- {
 		x, err := ss.indexOf(i)
 		if err != nil {
 			continue
 		}
 		c, _, err := s.materialize(session, ss, ss.recs[i], x)
+		if locked(err) && lockedErr == nil {
+			// Without its key a checkpoint cannot be checked: not damage.
+			lockedErr = err
+		}
 		if err != nil {
 			continue
 		}
@@ -232,11 +246,39 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		ss.reset(LogPos{})
 		return c, nil
 	}
+	if lockedErr != nil {
+		return nil, fmt.Errorf("%w; nothing was changed", lockedErr)
+	}
 	where := ""
 	if len(ss.damage) > 0 {
 		where = " (" + ss.damage[0] + ")"
 	}
 	return nil, fmt.Errorf("%w: session %s: no checkpoint of its log verifies%s; nothing was changed", ErrCorrupt, session, where)
+}
+
+// StartOver implements the starting over of StartOver.
+func (s *LogStore) StartOver(ctx context.Context, session string) (string, error) {
+	b, ok := s.b.(LogSetAsider)
+	if !ok {
+		return "", fmt.Errorf("%w: this store cannot set a log aside", ErrInvalid)
+	}
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return "", err
+	}
+	defer ss.mu.Unlock()
+	switch _, err := ss.headState(session); {
+	case err == nil:
+		return "", fmt.Errorf("%w: session %s has a readable head: nothing to start over", ErrInvalid, session)
+	case !errors.Is(err, ErrCorrupt):
+		return "", err
+	}
+	where, err := b.SetAsideLog(ctx, session)
+	if err != nil {
+		return "", fmt.Errorf("session %s: set the damaged log aside: %w", session, err)
+	}
+	ss.reset(LogPos{})
+	return where, nil
 }
 
 // sweepTrash removes what an interrupted Delete left.

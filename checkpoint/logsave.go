@@ -116,9 +116,31 @@ func nextKeyed[T any](old []T, at map[string]int, items []T, p listPlan, baseLen
 	return old, at
 }
 
+// maxRaceRetries bounds how often a save or a prune plans again after the
+// log moved under it without its head changing (a prune's rewrite, a
+// save's append).
+const maxRaceRetries = 5
+
+// errRaced: the log moved between a save's read and its append.
+var errRaced = errors.New("the log moved while saving")
+
 // Save implements Store: it appends the elements the head does not hold
-// and a record of what changed, in one durable write.
+// and a record of what changed, in one durable write. A log rewritten
+// meanwhile without a new head (a Prune in another handle) is read again
+// and the save planned again: only a new head is a conflict.
 func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error {
+	for try := 0; ; try++ {
+		err := s.saveOnce(ctx, c, parent)
+		if !errors.Is(err, errRaced) {
+			return err
+		}
+		if try == maxRaceRetries {
+			return fmt.Errorf("%w: session %s: another writer saved while this one was saving", ErrConflict, c.Session)
+		}
+	}
+}
+
+func (s *LogStore) saveOnce(ctx context.Context, c *Checkpoint, parent string) error {
 	r, err := s.redactorFor()
 	if err != nil {
 		return fmt.Errorf("checkpoint store: default redactor: %w", err)
@@ -224,7 +246,7 @@ func (s *LogStore) Save(ctx context.Context, c *Checkpoint, parent string) error
 	frames := append(b.frames, rf)
 	end, err := s.b.AppendLog(ctx, name, ss.pos, frames)
 	if errors.Is(err, ErrConflict) {
-		return fmt.Errorf("%w: session %s: another writer saved while this one was saving", ErrConflict, name)
+		return errRaced // read again: a new head is a conflict then
 	}
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", name, err)

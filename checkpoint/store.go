@@ -81,6 +81,9 @@ type PruneOptions struct {
 type PruneResult struct {
 	Checkpoints int `json:"checkpoints"`
 	Sessions    int `json:"sessions"`
+	// Busy names the sessions left as they were because saves kept
+	// landing while they were pruned: live sessions, pruned another time.
+	Busy []string `json:"busy,omitempty"`
 }
 
 // Options configures a store. The zero value gives a store that redacts
@@ -234,7 +237,9 @@ type Problem struct {
 // Verify loads every checkpoint of the given sessions (all sessions when
 // none are given, readable or not), checking hashes and the parent chain,
 // and returns what it found wrong: a session without a readable head is a
-// problem too (Recover rebuilds one). The error is for a failure to verify
+// problem too (Recover rebuilds one), and so is a session sealed with a key
+// the store was not given (its Problem's Err is ErrKeyRequired or
+// ErrWrongKey: not verified, not damaged). The error is for a failure to verify
 // at all (a store that cannot be reached), not for defects.
 func Verify(ctx context.Context, s Store, sessions ...string) (checked int, problems []Problem, err error) {
 	if len(sessions) == 0 {
@@ -264,6 +269,12 @@ func Verify(ctx context.Context, s Store, sessions ...string) (checked int, prob
 			checked++
 			if errors.Is(err, ErrUnavailable) {
 				return checked, problems, err
+			}
+			if locked(err) {
+				// Without its key nothing of the session can be
+				// checked: said once, not once per checkpoint.
+				report(session, "", fmt.Errorf("not verified: %w", err))
+				break
 			}
 			if err != nil {
 				report(session, m.ID, err)
@@ -316,6 +327,25 @@ func Recover(ctx context.Context, s Store, session string) (*Checkpoint, error) 
 		return nil, fmt.Errorf("%w: this store cannot recover sessions", ErrInvalid)
 	}
 	return r.Recover(ctx, session)
+}
+
+// StartOver sets aside the log of a session that has no readable head and
+// no checkpoint Recover could make one (damage in its first batch, or in
+// what every checkpoint shares), keeping it under another name for a
+// closer look, so that the next save, with parent "", starts the session
+// over. It returns where the damaged log now is. A session whose head
+// reads is left alone (ErrInvalid).
+func StartOver(ctx context.Context, s Store, session string) (string, error) {
+	if err := checkSession(session); err != nil {
+		return "", err
+	}
+	so, ok := s.(interface {
+		StartOver(ctx context.Context, session string) (string, error)
+	})
+	if !ok {
+		return "", fmt.Errorf("%w: this store cannot start sessions over", ErrInvalid)
+	}
+	return so.StartOver(ctx, session)
 }
 
 // checkIDs validates a session and a checkpoint ID before a store looks

@@ -135,7 +135,7 @@ func TestStoreDownCostsOneTimeout(t *testing.T) {
 				t.Errorf("the first request after the store went down took %s; the store timeout is %s", first, timeout)
 			}
 			logs := r.waitLogsN(t, `"msg":"request"`, 5)
-			if n := strings.Count(logs, "store unavailable"); n != 1 {
+			if n := strings.Count(logs, `"msg":"store unavailable`); n != 1 {
 				t.Errorf("the outage is logged %d times, want once:\n%s", n, logs)
 			}
 			m := r.waitMetrics(t, "compact_serve_store_skipped_total 7")

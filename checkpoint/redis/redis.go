@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/compactkit/compact/checkpoint"
@@ -48,13 +49,20 @@ type Store struct {
 
 // Open is the checkpoint.Opener of redis:// and rediss:// specs: it
 // connects and pings, so an unreachable server is reported at once. Its
-// errors never show the spec's password.
+// client honours each call's context deadline and does not retry a refused
+// dial with backoff. Its errors never show the spec's password.
 func Open(ctx context.Context, spec string, opts checkpoint.Options) (checkpoint.Store, error) {
 	ro, err := redis.ParseURL(spec)
 	if err != nil {
 		// go-redis and net/url quote the whole URL in their errors.
 		return nil, fmt.Errorf("%w: store %q: %w", checkpoint.ErrInvalid, safeurl.String(spec), safeurl.Error(err, spec))
 	}
+	// A call gives up at its context's deadline (go-redis otherwise waits
+	// out its own read timeout and retries), and a refused connection is
+	// dialled twice, not five times with backoff: a store on the request
+	// path of a proxy must fail fast.
+	ro.ContextTimeoutEnabled = true
+	ro.DialerRetries = 1
 	s, err := New(redis.NewClient(ro), opts)
 	if err != nil {
 		return nil, err
@@ -63,7 +71,36 @@ func Open(ctx context.Context, spec string, opts checkpoint.Options) (checkpoint
 		s.Close()
 		return nil, safeurl.Error(err, spec)
 	}
+	if err := s.CheckEviction(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// CheckEviction returns an error wrapping checkpoint.ErrInvalid when the
+// server may evict the store's keys: a maxmemory-policy other than
+// noeviction (a Redis run as a cache). The keys carry a TTL, so volatile-*
+// policies evict them as allkeys-* do, and an evicted log is a session
+// whose checkpoints vanished without a word. A server that does not say
+// (INFO refused) passes. Open calls it; a store made with New may.
+func (s *Store) CheckEviction(ctx context.Context) error {
+	info, err := s.log.rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return nil
+	}
+	policy := ""
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:"); ok {
+			policy = v
+		}
+	}
+	if policy == "" || policy == "noeviction" {
+		return nil
+	}
+	return fmt.Errorf("%w: the Redis at %s evicts keys when it is full (maxmemory-policy %s): checkpoints would vanish without a word; "+
+		"set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, or in redis.conf), or use a Redis that is not run as a cache",
+		checkpoint.ErrInvalid, s.log.addr(), policy)
 }
 
 // New returns a store on rdb (a client, cluster client or ring from
@@ -195,13 +232,13 @@ func (l *redisLog) write(ctx context.Context, session, op string, at checkpoint.
 		if err := l.check(ctx, tx, session, at); err != nil {
 			return err
 		}
-		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		cmds, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			fn(p)
 			p.PExpire(ctx, logKey, l.ttl)
 			p.PExpire(ctx, genKey, l.ttl)
 			return nil
 		})
-		return err
+		return queuedCause(cmds, err)
 	}, genKey, logKey)
 	switch {
 	case errors.Is(err, redis.TxFailedErr), errors.Is(err, checkpoint.ErrConflict):
@@ -215,6 +252,21 @@ func (l *redisLog) write(ctx context.Context, session, op string, at checkpoint.
 		return fmt.Errorf("session %s saved, but not indexed for listing: %w", session, l.wrap(err, "index"))
 	}
 	return nil
+}
+
+// queuedCause returns err, or when the server discarded the transaction
+// (EXECABORT) because a queued command was refused, that command's error
+// (OOM when full, READONLY on a replica, NOPERM), which says why.
+func queuedCause(cmds []redis.Cmder, err error) error {
+	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return err
+	}
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && !strings.HasPrefix(cerr.Error(), "EXECABORT") {
+			return fmt.Errorf("%w (%s refused: %w)", err, c.Name(), cerr)
+		}
+	}
+	return err
 }
 
 func anys(frames [][]byte) []any {

@@ -120,6 +120,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"Prune", testPrune},
 		{"Corrupt", testCorrupt},
 		{"Encryption", testEncryption},
+		{"EncryptedWithoutKey", testEncryptedWithoutKey},
+		{"RecoverUnknownSession", testRecoverUnknownSession},
 		{"RedactingMode", testRedacting},
 		{"Resume", testResume},
 		{"Verify", testVerify},
@@ -812,6 +814,61 @@ func testApproveOnce(t *testing.T, b Backend) {
 	again(other)
 	_, err = checkpoint.Approve(ctx, s, tokens, "approve", "alice", tok2)
 	wantErr(t, err, checkpoint.ErrTokenUsed, "the second token replayed")
+}
+
+// testEncryptedWithoutKey (QA-8.2): a store without the key (or with
+// another) lists an encrypted session from what its records say in the
+// clear, Verify reports it once as not verified for want of its key, not
+// as damage, and Recover says the same, changing nothing.
+func testEncryptedWithoutKey(t *testing.T, b Backend) {
+	ctx := context.Background()
+	sealed := open(t, b, checkpoint.Options{Key: bytes.Repeat([]byte{7}, 32)})
+	e := Sample("enc1", 0)
+	save(t, sealed, e, "")
+	e2 := Sample("enc1", 0)
+	save(t, sealed, e2, e.ID)
+	save(t, open(t, b, checkpoint.Options{}), Sample("plain1", 0), "")
+	for _, c := range []struct {
+		opts checkpoint.Options
+		want error
+	}{{checkpoint.Options{}, checkpoint.ErrKeyRequired}, {checkpoint.Options{Key: bytes.Repeat([]byte{9}, 32)}, checkpoint.ErrWrongKey}} {
+		s := open(t, b, c.opts)
+		infos, err := s.List(ctx, checkpoint.Filter{})
+		if err != nil || len(infos) != 2 {
+			t.Fatalf("List without the key: %v %+v", err, infos)
+		}
+		for _, in := range infos {
+			if in.Session == "enc1" && (in.Encrypted == "" || in.Task != "" || in.Seq != 2 || in.Latest != e2.ID || in.Status != e2.Status || in.UpdatedAt.IsZero()) {
+				t.Errorf("the encrypted session is listed as %+v", in)
+			}
+			if in.Session == "plain1" && in.Encrypted != "" {
+				t.Errorf("a plain session is listed as encrypted: %+v", in)
+			}
+		}
+		if infos, err := s.List(ctx, checkpoint.Filter{Status: []checkpoint.Status{e2.Status}}); err != nil || len(infos) != 2 {
+			t.Errorf("List by status without the key: %v %+v", err, infos)
+		}
+		_, probs, err := checkpoint.Verify(ctx, s)
+		if err != nil || len(probs) != 1 || probs[0].Session != "enc1" || !errors.Is(probs[0].Err, c.want) || errors.Is(probs[0].Err, checkpoint.ErrCorrupt) {
+			t.Errorf("Verify without the key: %v %+v", err, probs)
+		}
+		before, _ := b.Dump()
+		_, err = checkpoint.Recover(ctx, s, "enc1")
+		if !errors.Is(err, c.want) || errors.Is(err, checkpoint.ErrCorrupt) {
+			t.Errorf("Recover without the key: %v, want %v", err, c.want)
+		}
+		if after, _ := b.Dump(); !bytes.Equal(before, after) {
+			t.Error("Recover without the key changed the store")
+		}
+	}
+}
+
+// testRecoverUnknownSession (QA-8.1): recovering a session that was never
+// saved is ErrNotFound, not corruption.
+func testRecoverUnknownSession(t *testing.T, b Backend) {
+	s := open(t, b, checkpoint.Options{})
+	_, err := checkpoint.Recover(context.Background(), s, "nosuch")
+	wantErr(t, err, checkpoint.ErrNotFound, "Recover of a session never saved")
 }
 
 // testUsedTokenStaysUsed: a used token stays used whatever later saves

@@ -169,6 +169,16 @@ type fileResult struct {
 	size int64
 }
 
+// failure is the line that reports a failed file: its error, which names
+// the file (and where in it) when reading it failed, or the path and the
+// error.
+func (r *fileResult) failure() string {
+	if strings.HasPrefix(r.Error, r.Path+":") {
+		return r.Error
+	}
+	return r.Path + ": " + r.Error
+}
+
 // stepResult is what a checkpoint step keeps of a finished file.
 type stepResult struct {
 	// Options is the hash of the options that shape the output: a file
@@ -384,7 +394,7 @@ func (b *batch) run(ctx context.Context) error {
 	}
 	for _, r := range b.turnedDown {
 		if r.Status == statusFailed {
-			b.progress.println("compact batch: failed: " + r.Path + ": " + r.Error)
+			b.progress.println("compact batch: failed: " + r.failure())
 		}
 	}
 	stop, interrupted, unsubscribe := b.watchSignals(ctx)
@@ -393,11 +403,17 @@ func (b *batch) run(ctx context.Context) error {
 	for _, f := range b.files {
 		totalBytes += f.size
 	}
+	// Files turned down when found (unreadable, not regular) count in the
+	// progress as in the summary: done at once.
+	total := len(b.files) + len(b.turnedDown)
 	if !b.o.quiet {
 		b.progress.println(fmt.Sprintf("compact batch: %s (%s) → %s, %s; progress saved in %s",
-			plural(len(b.files), "file"), byteSize(totalBytes), b.o.out, plural(b.o.jobs, "worker"), b.storeShown))
+			plural(total, "file"), byteSize(totalBytes), b.o.out, plural(b.o.jobs, "worker"), b.storeShown))
 	}
-	b.progress.begin(len(b.files), totalBytes)
+	b.progress.begin(total, totalBytes)
+	for _, r := range b.turnedDown {
+		b.progress.fileDone(r)
+	}
 	go b.saver.loop(context.WithoutCancel(ctx))
 
 	results := b.compactAll(stop)
@@ -435,7 +451,7 @@ func (b *batch) run(ctx context.Context) error {
 	}
 	if left > 0 {
 		fmt.Fprintf(b.e.stderr, "compact batch: interrupted with %d of %d files not done; progress saved in %s\n",
-			left, len(b.files), b.storeShown)
+			left, len(all), b.storeShown)
 		fmt.Fprint(b.e.stderr, b.resumeHint())
 		return &exitErr{code: interruptCode(sig), err: errors.New("batch interrupted")}
 	}
@@ -491,7 +507,7 @@ func (b *batch) compactAll(stop <-chan struct{}) []*fileResult {
 				}
 				b.progress.fileDone(r)
 				if r.Status == statusFailed {
-					b.progress.println("compact batch: failed: " + r.Path + ": " + r.Error)
+					b.progress.println("compact batch: failed: " + r.failure())
 				}
 			}
 		}()
@@ -635,7 +651,9 @@ func writeBatchOutput(path string, t compact.Transcript, r *fileResult) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
 	}
-	removeStaleTemps(dir, filepath.Base(path))
+	// The batch holds its output directory's lock: every temporary file
+	// of path no process holds is debris, whatever its age.
+	removeStaleTemps(dir, filepath.Base(path), 0)
 	h := sha256.New()
 	err := writeFileAtomic(path, func(w io.Writer) error {
 		return format.Write(io.MultiWriter(w, h), t, format.Name(t.Format))
@@ -645,21 +663,6 @@ func writeBatchOutput(path string, t compact.Transcript, r *fileResult) error {
 	}
 	r.OutputSHA256 = hex.EncodeToString(h.Sum(nil))
 	return nil
-}
-
-// removeStaleTemps removes the temporary files writeFileAtomic names after
-// base that a run killed mid-write left in dir.
-func removeStaleTemps(dir, base string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	prefix := "." + base + ".tmp-"
-	for _, e := range entries {
-		if rest, ok := strings.CutPrefix(e.Name(), prefix); ok && rest != "" && e.Type().IsRegular() {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
 }
 
 // watchSignals returns a channel closed on the first SIGINT or SIGTERM (or
@@ -1076,7 +1079,11 @@ func (b *batch) listFiles(w io.Writer, all []*fileResult, status fileStatus, tit
 		if n++; n > batchListMax {
 			continue
 		}
-		fmt.Fprintf(w, "  %s: %s\n", r.Path, shorten(why(r), 200))
+		if line := why(r); strings.HasPrefix(line, r.Path+":") {
+			fmt.Fprintf(w, "  %s\n", shorten(line, 200+len(r.Path))) // the reason names the file
+		} else {
+			fmt.Fprintf(w, "  %s: %s\n", r.Path, shorten(line, 200))
+		}
 	}
 	if n > batchListMax {
 		more := "see --report"

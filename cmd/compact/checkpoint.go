@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
+	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/redis/go-redis/v9"
@@ -34,6 +36,10 @@ const (
 	checkpointKeyEnv = "COMPACT_CHECKPOINT_KEY"
 	// resumeKeyEnv holds the HMAC key that signs resume tokens.
 	resumeKeyEnv = "COMPACT_RESUME_KEY"
+	// resumeTokenEnv holds the resume token of "checkpoint resume
+	// --approve -" when stdin does not: kept off the command line, which
+	// every local user can read in ps.
+	resumeTokenEnv = "COMPACT_RESUME_TOKEN"
 )
 
 // checkpointStoreSpec returns the store to use: the flag's value, else the
@@ -132,23 +138,26 @@ func cpKeyFromEnv(e *env, name string) ([]byte, error) {
 	return nil, fmt.Errorf("%s: want 16, 24 or 32 bytes as hex or base64", name)
 }
 
-const checkpointUsage = `compact checkpoint list|show|history|resume|prune|verify|recover [flags] [args]`
+const checkpointUsage = `compact checkpoint list|show|history|resume|token|prune|verify|recover [flags] [args]`
 
 const checkpointExamples = `  compact checkpoint list --status failed,paused --max-age 24h
   compact checkpoint list --like "fix the failing build"      # resumable sessions like this task
   compact checkpoint show SESSION [ID] [--json]
+  compact checkpoint show SESSION --transcript -o resumed.jsonl  # the stored transcript, as its agent reads it
   compact checkpoint history SESSION
   compact checkpoint resume SESSION                           # what runs next
-  compact checkpoint resume SESSION --user alice --approve TOKEN
+  compact checkpoint token SESSION --user alice --ttl 10m     # a resume token for its pending action
+  compact checkpoint token SESSION --user alice | compact checkpoint resume SESSION --user alice --approve -
   compact checkpoint prune --keep 20 --max-age 720h
   compact checkpoint verify --store redis://127.0.0.1:6379/0
   compact checkpoint recover SESSION                          # after verify found no readable head
+  compact checkpoint recover --start-over SESSION             # nothing readable: set the log aside, start over
 `
 
 func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	subs := map[string]func(context.Context, *env, []string) error{
 		"list": cpList, "show": cpShow, "history": cpHistory,
-		"resume": cpResume, "prune": cpPrune, "verify": cpVerify, "recover": cpRecover,
+		"resume": cpResume, "token": cpToken, "prune": cpPrune, "verify": cpVerify, "recover": cpRecover,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(e.stderr, "Usage: %s\n\nSubcommands:\n"+
@@ -156,6 +165,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 			"  show     one checkpoint (the latest by default)\n"+
 			"  history  a session's checkpoints, newest first\n"+
 			"  resume   reset interrupted steps and say what runs next; approve a pending action\n"+
+			"  token    issue a resume token approving a session's pending action\n"+
 			"  prune    drop old checkpoints and sessions\n"+
 			"  verify   check every checkpoint's hash and parent chain\n"+
 			"  recover  rebuild a damaged session's head from its newest checkpoint that verifies\n\n"+
@@ -169,7 +179,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	}
 	sub, ok := subs[args[0]]
 	if !ok {
-		return usageErrorf("checkpoint: unknown subcommand %q (want list, show, history, resume, prune, verify or recover)", args[0])
+		return usageErrorf("checkpoint: unknown subcommand %q (want list, show, history, resume, token, prune, verify or recover)", args[0])
 	}
 	return sub(ctx, e, args[1:])
 }
@@ -191,10 +201,14 @@ func newCPFlags(e *env, name, usage string) cpFlags {
 }
 
 // cpStoreError maps store errors onto exit codes: a malformed session or
-// checkpoint ID is bad usage; the rest are failures.
+// checkpoint ID is bad usage; the rest are failures (an encrypted session
+// read without a key says how to give one).
 func cpStoreError(err error) error {
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return badInput(err)
+	}
+	if errors.Is(err, checkpoint.ErrKeyRequired) {
+		return fmt.Errorf("%w: set $%s to the session's key", err, checkpointKeyEnv)
 	}
 	return err
 }
@@ -269,6 +283,7 @@ func cpList(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(tw, "SESSION\tSTATUS\tSEQ\tDONE\tUPDATED\tTASK")
 	for _, in := range infos {
 		status, updated, task := string(in.Status), in.UpdatedAt.Local().Format(time.DateTime), cpOneLine(in.Task, 60)
+		done := fmt.Sprintf("%d/%d", in.CompletedSteps, in.Steps)
 		if in.Damaged != "" {
 			// The newest readable checkpoint's figures, and where the log breaks.
 			status, task = "DAMAGED", in.Damaged
@@ -276,7 +291,13 @@ func cpList(ctx context.Context, e *env, args []string) error {
 				updated = "-"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%s\n", in.Session, status, in.Seq, in.CompletedSteps, in.Steps, updated, task)
+		if in.Busy {
+			status, done, updated, task = "BUSY", "?", "-", "(a writer holds its lock: a save in progress, or a writer stopped mid-save)"
+		}
+		if in.Encrypted != "" {
+			done, task = "?", fmt.Sprintf("(encrypted with key %s; set $%s)", in.Encrypted, checkpointKeyEnv)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", in.Session, status, in.Seq, done, updated, task)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -335,13 +356,30 @@ func cpOneLine(s string, n int) string {
 }
 
 func cpShow(ctx context.Context, e *env, args []string) error {
-	fs := newCPFlags(e, "show", "show SESSION [ID] [--json]")
+	fs := newCPFlags(e, "show", "show SESSION [ID] [--json | --transcript [-o FILE] [--to FORMAT]]")
+	asTranscript := fs.Bool("transcript", false, "write the checkpoint's transcript as a file its agent reads (redacted as stored), instead of a summary")
+	out := fs.String("o", "", "with --transcript: write to `FILE` (atomically) instead of stdout")
+	to := fs.String("to", "", "with --transcript: write in this `FORMAT` (default: the transcript's own)")
 	rest, err := parseFlags(fs.FlagSet, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) < 1 || len(rest) > 2 {
 		return usageErrorf("checkpoint show: want SESSION [ID]")
+	}
+	if !*asTranscript && (*out != "" || *to != "") {
+		return usageErrorf("checkpoint show: -o and --to go with --transcript")
+	}
+	if *asTranscript && *fs.asJSON {
+		return usageErrorf("checkpoint show: --transcript writes the transcript itself; drop --json")
+	}
+	var toFormat format.Format
+	if *to != "" {
+		f, ok := format.Lookup(format.Name(*to))
+		if !ok || f.Write == nil {
+			return usageErrorf("checkpoint show: --to: cannot write %q (compact writes %s)", *to, formatNames(true))
+		}
+		toFormat = f
 	}
 	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
@@ -357,10 +395,34 @@ func cpShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return cpStoreError(err)
 	}
+	if *asTranscript {
+		return cpWriteTranscript(e, c, toFormat, *out)
+	}
 	if *fs.asJSON {
 		return cpPrintJSON(e.stdout, c)
 	}
 	return cpWriteSummary(e.stdout, c)
+}
+
+// cpWriteTranscript writes the transcript a checkpoint holds, in its own
+// format or in to, to path (atomically) or stdout: the file an agent
+// resumes from, as compact -o wrote it (redacted as stored).
+func cpWriteTranscript(e *env, c *checkpoint.Checkpoint, to format.Format, path string) error {
+	if c.Transcript == nil || len(c.Transcript.Messages) == 0 && len(c.Transcript.Records) == 0 {
+		return fmt.Errorf("checkpoint show --transcript: session %s, checkpoint %s holds no transcript", c.Session, c.ID)
+	}
+	t := *c.Transcript
+	name := format.Name(t.Format)
+	if to.Name != "" {
+		name = to.Name
+	} else if f, ok := format.Lookup(name); !ok || f.Write == nil {
+		return usageErrorf("checkpoint show --transcript: compact cannot write %s transcripts; pick one with --to (%s)", t.Format, formatNames(true))
+	}
+	if n := len(t.Records); n > 0 && !sameFamily(format.Name(t.Format), name) {
+		fmt.Fprintf(e.stderr, "compact: note: %d %s records (metadata: %s) have no place in %s and are not written\n",
+			n, t.Format, recordTypes(t.Records), name)
+	}
+	return writeOutput(e, path, func(w io.Writer) error { return format.Write(w, t, name) })
 }
 
 func cpWriteSummary(w io.Writer, c *checkpoint.Checkpoint) error {
@@ -482,10 +544,10 @@ type resumeReport struct {
 }
 
 func cpResume(ctx context.Context, e *env, args []string) error {
-	fs := newCPFlags(e, "resume", "resume SESSION [--save] [--user USER --approve TOKEN] [--json]")
+	fs := newCPFlags(e, "resume", "resume SESSION [--save] [--user USER --approve TOKEN|-] [--json]")
 	save := fs.Bool("save", false, "save the resumed state (steps reset, status running) as a new checkpoint")
 	user := fs.String("user", "", "with --approve: who approves")
-	token := fs.String("approve", "", "resume token approving the pending action (signed with $"+resumeKeyEnv+")")
+	token := fs.String("approve", "", "resume `TOKEN` approving the pending action (signed with $"+resumeKeyEnv+"); - reads it from stdin, or from $"+resumeTokenEnv+" when that is set, so it stays out of ps")
 	rest, err := parseFlags(fs.FlagSet, args)
 	if err != nil {
 		return err
@@ -504,11 +566,15 @@ func cpResume(ctx context.Context, e *env, args []string) error {
 	session := rest[0]
 	var rep resumeReport
 	if *token != "" {
-		key := []byte(e.getenv(resumeKeyEnv))
-		if len(key) < 16 {
-			return usageErrorf("checkpoint resume --approve: $%s must hold the token signing key (16 bytes or more)", resumeKeyEnv)
+		tokens, err := resumeTokens(e, "checkpoint resume --approve")
+		if err != nil {
+			return err
 		}
-		c, err := checkpoint.Approve(ctx, s, checkpoint.Tokens{Key: key}, session, *user, *token)
+		tok, err := approvalToken(e, *token)
+		if err != nil {
+			return err
+		}
+		c, err := checkpoint.Approve(ctx, s, tokens, session, *user, tok)
 		if err != nil {
 			return cpStoreError(err)
 		}
@@ -543,7 +609,7 @@ func cpResume(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case r.NeedsApproval:
-		fmt.Fprintf(w, "waiting for approval: %s (params sha256 %s); approve with --user USER --approve TOKEN\n", c.Pending.Tool, c.Pending.ParamsHash)
+		fmt.Fprintf(w, "waiting for approval: %s (params sha256 %s); approve with --user USER --approve TOKEN (compact checkpoint token SESSION --user USER issues one)\n", c.Pending.Tool, c.Pending.ParamsHash)
 	case r.Next != nil:
 		fmt.Fprintf(w, "next: step %s", r.Next.ID)
 		if r.Next.Tool != "" {
@@ -585,6 +651,9 @@ func cpPrune(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		fmt.Fprintf(e.stdout, "pruned %d checkpoints, %d whole sessions\n", res.Checkpoints, res.Sessions)
+		if len(res.Busy) > 0 {
+			fmt.Fprintf(e.stdout, "left as they were (saving while pruned; prune again later): %s\n", strings.Join(res.Busy, ", "))
+		}
 	}
 	return err
 }
@@ -622,9 +691,120 @@ func cpVerify(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "checked %d checkpoints: %d problems\n", n, len(problems))
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("checkpoint verify: %d problems in %d checkpoints (compact checkpoint recover SESSION rebuilds a session's head from its newest checkpoint that verifies)", len(problems), n)
+	return verifyOutcome(problems, n)
+}
+
+// verifyOutcome is the error of a verify that found problems: damage,
+// which recover repairs, and sessions sealed with a key the store was not
+// given, which only the key opens.
+func verifyOutcome(problems []checkpoint.Problem, checked int) error {
+	var sealed []string
+	damaged := 0
+	for _, p := range problems {
+		if errors.Is(p.Err, checkpoint.ErrKeyRequired) || errors.Is(p.Err, checkpoint.ErrWrongKey) {
+			sealed = append(sealed, p.Session)
+		} else {
+			damaged++
+		}
 	}
+	var errs []error
+	if damaged > 0 {
+		errs = append(errs, fmt.Errorf("checkpoint verify: %d problems in %d checkpoints (compact checkpoint recover SESSION rebuilds a session's head from its newest checkpoint that verifies)", damaged, checked))
+	}
+	if len(sealed) > 0 {
+		errs = append(errs, fmt.Errorf("checkpoint verify: %d encrypted session(s) not verified: %s (set $%s to their key)", len(sealed), strings.Join(sealed, ", "), checkpointKeyEnv))
+	}
+	return errors.Join(errs...)
+}
+
+// resumeTokens are the resume tokens signed with $COMPACT_RESUME_KEY.
+func resumeTokens(e *env, what string) (checkpoint.Tokens, error) {
+	key := []byte(e.getenv(resumeKeyEnv))
+	if len(key) < 16 {
+		return checkpoint.Tokens{}, usageErrorf("%s: $%s must hold the token signing key (16 bytes or more)", what, resumeKeyEnv)
+	}
+	return checkpoint.Tokens{Key: key}, nil
+}
+
+// approvalToken returns the token --approve names: the flag's value, or
+// for "-" $COMPACT_RESUME_TOKEN when set, else the first line of stdin.
+func approvalToken(e *env, flagValue string) (string, error) {
+	if flagValue != "-" {
+		return flagValue, nil
+	}
+	if tok := strings.TrimSpace(e.getenv(resumeTokenEnv)); tok != "" {
+		return tok, nil
+	}
+	line, err := bufio.NewReader(io.LimitReader(e.stdin, 64<<10)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("checkpoint resume --approve -: read the token from stdin: %w", err)
+	}
+	if tok := strings.TrimSpace(line); tok != "" {
+		return tok, nil
+	}
+	return "", usageErrorf("checkpoint resume --approve -: no token on stdin and $%s is not set", resumeTokenEnv)
+}
+
+// tokenReport is what "checkpoint token --json" prints.
+type tokenReport struct {
+	Token        string    `json:"token"`
+	Session      string    `json:"session"`
+	Checkpoint   string    `json:"checkpoint"`
+	User         string    `json:"user"`
+	Tool         string    `json:"tool"`
+	ParamsSHA256 string    `json:"params_sha256"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+// cpToken issues a resume token for the action a session waits to have
+// approved: the token alone on stdout (for a pipe or $(...)), what it
+// approves on stderr.
+func cpToken(ctx context.Context, e *env, args []string) error {
+	fs := newCPFlags(e, "token", "token SESSION --user USER [--ttl DUR] [--json]")
+	user := fs.String("user", "", "who may approve with the token (required)")
+	ttl := fs.Duration("ttl", 10*time.Minute, "how long the token is good for")
+	rest, err := parseFlags(fs.FlagSet, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usageErrorf("checkpoint token: want SESSION")
+	}
+	if *user == "" {
+		return usageErrorf("checkpoint token: --user names who approves")
+	}
+	if *ttl <= 0 {
+		return usageErrorf("checkpoint token: --ttl must be positive")
+	}
+	tokens, err := resumeTokens(e, "checkpoint token")
+	if err != nil {
+		return err
+	}
+	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	session := rest[0]
+	c, err := s.Latest(ctx, session)
+	if err != nil {
+		return cpStoreError(err)
+	}
+	if c.Status != checkpoint.StatusWaitingApproval || c.Pending == nil {
+		return fmt.Errorf("checkpoint token: %w: session %s is %s, no action waits for approval", checkpoint.ErrNotWaiting, session, c.Status)
+	}
+	tok, err := tokens.Issue(session, *user, c.Pending.ParamsHash, *ttl)
+	if err != nil {
+		return err
+	}
+	expires := time.Now().Add(*ttl).UTC().Truncate(time.Second)
+	if *fs.asJSON {
+		return cpPrintJSON(e.stdout, tokenReport{Token: tok, Session: session, Checkpoint: c.ID, User: *user,
+			Tool: c.Pending.Tool, ParamsSHA256: c.Pending.ParamsHash, ExpiresAt: expires})
+	}
+	fmt.Fprintf(e.stderr, "compact checkpoint token: approves %s's pending %s (params sha256 %s) by %s, once, until %s\n",
+		session, c.Pending.Tool, c.Pending.ParamsHash, *user, expires.Local().Format(time.DateTime))
+	fmt.Fprintln(e.stdout, tok)
 	return nil
 }
 
@@ -634,10 +814,13 @@ type recoverReport struct {
 	Checkpoint string            `json:"checkpoint"`
 	Seq        int64             `json:"seq"`
 	Status     checkpoint.Status `json:"status"`
+	// SetAside is where --start-over put the damaged log.
+	SetAside string `json:"set_aside,omitempty"`
 }
 
 func cpRecover(ctx context.Context, e *env, args []string) error {
-	fs := newCPFlags(e, "recover", "recover SESSION... [--json]")
+	fs := newCPFlags(e, "recover", "recover SESSION... [--start-over] [--json]")
+	startOver := fs.Bool("start-over", false, "when no checkpoint before the damage can be read, set the damaged log aside (log.damaged-TIME) so the next save starts the session over")
 	rest, err := parseFlags(fs.FlagSet, args)
 	if err != nil {
 		return err
@@ -659,7 +842,22 @@ func cpRecover(ctx context.Context, e *env, args []string) error {
 	var errs []error
 	for _, session := range rest {
 		c, err := checkpoint.Recover(ctx, s, session)
+		if err != nil && *startOver && errors.Is(err, checkpoint.ErrCorrupt) {
+			where, serr := checkpoint.StartOver(ctx, s, session)
+			if serr != nil {
+				errs = append(errs, cpStoreError(errors.Join(err, serr)))
+				continue
+			}
+			reps = append(reps, recoverReport{Session: session, SetAside: where})
+			if !*fs.asJSON {
+				fmt.Fprintf(e.stdout, "%s: nothing before the damage could be read; the damaged log is kept as %s and the next save starts the session over\n", session, where)
+			}
+			continue
+		}
 		if err != nil {
+			if errors.Is(err, checkpoint.ErrCorrupt) {
+				err = fmt.Errorf("%w (--start-over sets the damaged log aside so the session can start over)", err)
+			}
 			errs = append(errs, cpStoreError(err))
 			continue
 		}

@@ -1,0 +1,111 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/checkpoint"
+	"github.com/compactkit/compact/checkpoint/storetest"
+	"github.com/redis/go-redis/v9"
+)
+
+// QA-23 (regression): on a Redis that evicts (maxmemory-policy allkeys-lru, the usual
+// setting of a Redis run as a cache; the README's own example store is
+// redis://cache:6379/0), the store's keys are evicted like any cache entry:
+// every checkpoint of a session vanishes, `checkpoint verify` says
+// "0 problems", `list` is empty and the next save starts over at seq 1.
+// Opening a store on an evicting server should fail (or at least warn),
+// naming maxmemory-policy.
+func TestEvictingRedisRefused(t *testing.T) {
+	srv := storetest.StartRedis(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	spec := "redis://" + srv.Addr() + "/2"
+	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
+	if err != nil {
+		if !strings.Contains(err.Error(), "maxmemory-policy") {
+			t.Errorf("Open failed without naming maxmemory-policy: %v", err)
+		}
+		return
+	}
+	defer s.Close()
+	parent := ""
+	for i := range 3 {
+		c := &checkpoint.Checkpoint{Session: "s1", Task: "qa", Status: checkpoint.StatusRunning,
+			Transcript: &compact.Transcript{Messages: []compact.Message{compact.UserMessage(fmt.Sprintf("step %d", i))}}}
+		if err := s.Save(ctx, c, parent); err != nil {
+			t.Fatal(err)
+		}
+		parent = c.ID
+	}
+	// Other users of the cache fill it past maxmemory.
+	if err := rdb.ConfigSet(ctx, "maxmemory", "2mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	junk := strings.Repeat("x", 20000)
+	for i := range 300 {
+		rdb.Set(ctx, fmt.Sprintf("junk%d", i), junk, 0)
+	}
+	s2, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.Latest(ctx, "s1"); err != nil {
+		t.Errorf("the store opened on an evicting Redis without a word, and its checkpoints were evicted: Latest: %v", err)
+	}
+}
+
+// TestFullRedisNamesTheCause (QA-23): a save refused by a full Redis
+// (noeviction, maxmemory reached) says why (OOM), not only that the
+// transaction was discarded.
+func TestFullRedisNamesTheCause(t *testing.T) {
+	srv := storetest.StartRedis(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	junk := strings.Repeat("x", 20000)
+	for i := range 100 {
+		rdb.Set(ctx, fmt.Sprintf("junk%d", i), junk, 0)
+	}
+	used, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var usedBytes int64
+	for _, line := range strings.Split(used, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			fmt.Sscan(v, &usedBytes)
+		}
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory", fmt.Sprint(usedBytes+200_000)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := checkpoint.Open(ctx, "redis://"+srv.Addr()+"/0", checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	parent := ""
+	for i := range 200 {
+		c := &checkpoint.Checkpoint{Session: "full", Task: "qa", Status: checkpoint.StatusRunning,
+			Transcript: &compact.Transcript{Messages: []compact.Message{compact.UserMessage(fmt.Sprintf("step %d %s", i, junk))}}}
+		err := s.Save(ctx, c, parent)
+		if err != nil {
+			if !strings.Contains(err.Error(), "OOM") {
+				t.Errorf("a save refused by a full Redis: %v (want the OOM cause)", err)
+			}
+			t.Logf("save %d: %v", i, err)
+			return
+		}
+		parent = c.ID
+	}
+	t.Fatal("200 saves of 20 KB fit in 200 KB")
+}
