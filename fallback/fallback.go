@@ -143,6 +143,14 @@ func errBudget(got, need int) error {
 
 // Build turns window, the dropped middle of a transcript, into a handoff.
 // The same window and config always give the same handoff.
+//
+// Build trusts the handoffs it finds in window: every Summary message and
+// every user message whose whole text is a handoff is parsed and folded
+// into the result (see Folding in the package doc), with no check of who
+// wrote it. A caller that takes transcripts from someone else must verify
+// or defang them first, as the compactor does (it clears or breaks up
+// unverified handoffs before it calls Build); Config.Previous is trusted
+// the same way.
 func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 	lim, err := cfg.limits()
 	if err != nil {
