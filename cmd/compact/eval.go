@@ -23,7 +23,7 @@ import (
 	"github.com/compactkit/compact/redact"
 )
 
-const evalUsage = "compact eval [flags] FILE|DIR..."
+const evalUsage = "compact eval [flags] FILE|DIR|-..."
 
 const evalExamples = `  compact eval ~/.claude/projects/myrepo
       what a compaction keeps: of the names the agent used after each cut
@@ -96,15 +96,27 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageErrorf("eval: %w", err)
 	}
-	_, files, err := discover("eval", pos, nil)
-	if err != nil {
-		return err
+	// "-" is one session read from stdin, as every command reads it.
+	fromStdin := slices.Contains(pos, "-")
+	pos = slices.DeleteFunc(pos, func(p string) bool { return p == "-" })
+	var files []*batchFile
+	if len(pos) > 0 {
+		if _, files, err = discover("eval", pos, nil); err != nil {
+			return err
+		}
 	}
 	explicit := map[string]bool{}
 	for _, p := range pos {
 		explicit[p] = true
 	}
 	results := evalFiles(ctx, e, &o, ev, files)
+	if fromStdin {
+		r := ev.File(ctx, "-", e.stdin)
+		r.File = "-"
+		results = append(results, r)
+		files = append(files, &batchFile{path: "-", rel: "-"})
+		explicit["-"] = true
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -219,3 +219,15 @@ func TestEvalOverWindow(t *testing.T) {
 		t.Errorf("over_window not marked: %+v", doc)
 	}
 }
+
+// TestEvalStdin is QA-21: "-" measures the session on stdin.
+func TestEvalStdin(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/sessions/claudecode_invoicer.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, string(src), nil, "eval", "--quiet", "--decay", "0", "-")
+	if code != exitOK || !strings.Contains(out, "\n-  ") || !strings.Contains(out, "total (1 files") {
+		t.Errorf("eval -: exit %d:\n%s%s", code, out, stderr)
+	}
+}
