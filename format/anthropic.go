@@ -45,16 +45,10 @@ type anMessage struct {
 // anBlock is a content block with the fields compact reads; the block's
 // other fields stay in the source record.
 type anBlock struct {
-	Type     string  `json:"type"`
-	Text     *string `json:"text"`
-	Thinking string  `json:"thinking"`
-	Source   *struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-		URL       string `json:"url"`
-		FileID    string `json:"file_id"`
-	} `json:"source"`
+	Type      string          `json:"type"`
+	Text      *string         `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Source    *anSource       `json:"source"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
@@ -62,6 +56,48 @@ type anBlock struct {
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
 	Title     string          `json:"title"`
+}
+
+// anSource is an image or document block's source.
+type anSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+	URL       string `json:"url"`
+	FileID    string `json:"file_id"`
+}
+
+// scanAnthropicMessage is scanRecord for a message.
+func scanAnthropicMessage(raw []byte, o *anMessage) bool {
+	return scanRecord(raw, []recordField{{key: "role", strp: &o.Role}, {key: "content", raw: &o.Content}, {key: "id", str: &o.ID}})
+}
+
+// decodeAnthropicBlock reads a content block (valid JSON) into b: in place
+// where scanRecord can, else through the decoder.
+func decodeAnthropicBlock(raw []byte, b *anBlock) error {
+	var source json.RawMessage
+	if scanRecord(raw, []recordField{
+		{key: "type", str: &b.Type}, {key: "text", strp: &b.Text}, {key: "thinking", str: &b.Thinking},
+		{key: "source", raw: &source}, {key: "id", str: &b.ID}, {key: "name", str: &b.Name},
+		{key: "input", raw: &b.Input}, {key: "tool_use_id", str: &b.ToolUseID}, {key: "content", raw: &b.Content},
+		{key: "is_error", flag: &b.IsError}, {key: "title", str: &b.Title},
+	}) {
+		switch {
+		case len(source) == 0 || string(source) == "null":
+			return nil
+		case source[0] == '{':
+			src := &anSource{}
+			if scanRecord(source, []recordField{
+				{key: "type", str: &src.Type}, {key: "media_type", str: &src.MediaType}, {key: "data", str: &src.Data},
+				{key: "url", str: &src.URL}, {key: "file_id", str: &src.FileID},
+			}) {
+				b.Source = src
+				return nil
+			}
+		}
+	}
+	*b = anBlock{}
+	return json.Unmarshal(raw, b)
 }
 
 func readAnthropic(r io.Reader, rs *readState) (compact.Transcript, error) {
@@ -144,9 +180,13 @@ func anthropicSystem(raw json.RawMessage) (compact.Message, bool, error) {
 }
 
 func decodeAnthropicMessage(raw json.RawMessage, index int) (compact.Message, error) {
+	// raw is a record of a valid document: read in place unless odd.
 	var o anMessage
-	if err := decodeRecord(raw, &o, "a message object"); err != nil {
-		return compact.Message{}, err
+	if !scanAnthropicMessage(raw, &o) {
+		o = anMessage{}
+		if err := decodeRecord(raw, &o, "a message object"); err != nil {
+			return compact.Message{}, err
+		}
 	}
 	if o.Role == nil || *o.Role == "" {
 		return compact.Message{}, &recordError{msg: `expected a message object with a "role", found none`}
@@ -177,7 +217,7 @@ func anthropicBlockParts(raw json.RawMessage) ([]compact.Part, error) {
 	if i := jsonscan.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return nil, fmt.Errorf("expected a content block object, got %s", jsonscan.Describe(raw))
 	}
-	if err := json.Unmarshal(raw, &b); err != nil {
+	if err := decodeAnthropicBlock(raw, &b); err != nil {
 		return nil, fmt.Errorf("expected a content block: %w", err)
 	}
 	switch b.Type {
@@ -233,10 +273,12 @@ func anthropicImage(b *anBlock) *compact.Image {
 	if b.Source == nil {
 		return nil
 	}
-	switch b.Source.Type {
-	case "base64":
+	// A source without its data is no image another format can carry:
+	// the caller writes a placeholder.
+	switch {
+	case b.Source.Type == "base64" && b.Source.Data != "":
 		return &compact.Image{MediaType: b.Source.MediaType, Data: b.Source.Data}
-	case "url":
+	case b.Source.Type == "url" && b.Source.URL != "":
 		return &compact.Image{URL: b.Source.URL}
 	}
 	return nil
@@ -253,20 +295,21 @@ func anthropicResult(id string, content json.RawMessage, isError bool) ([]compac
 	if len(content) == 0 || string(content) == "null" {
 		return []compact.Part{part(compact.Part{})}, nil
 	}
+	// content is a value of a valid record: read in place.
 	if content[0] == '"' {
-		var s string
-		if err := json.Unmarshal(content, &s); err != nil {
-			return nil, fmt.Errorf("tool_result content: %w", err)
+		s, ok := jsonscan.UnquoteShared(content)
+		if !ok {
+			return nil, fmt.Errorf("tool_result content: invalid string %.40q", content)
 		}
 		return []compact.Part{part(compact.Part{Text: s})}, nil
 	}
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(content, &blocks); err != nil {
+	blocks, complete := jsonscan.Elements(content)
+	if content[0] != '[' || !complete {
 		return nil, fmt.Errorf("tool_result content: expected a string or an array of blocks, got %s", jsonscan.Describe(content))
 	}
 	var out []compact.Part
-	for i, raw := range blocks {
-		ps, err := anthropicBlockParts(raw)
+	for i, sp := range blocks {
+		ps, err := anthropicBlockParts(content[sp.Start:sp.End:sp.End])
 		if err != nil {
 			return nil, fmt.Errorf("tool_result content[%d]: %w", i, err)
 		}

@@ -284,7 +284,7 @@ var ccKnownTypes = map[string]bool{
 func (c *ccReader) add(raw []byte, pos int) error {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
-		if !json.Valid(t) {
+		if !jsonscan.Valid(t) {
 			var v any
 			return json.Unmarshal(t, &v)
 		}

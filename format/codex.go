@@ -198,7 +198,7 @@ type cxReader struct {
 func (c *cxReader) add(raw []byte, n int) error {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
-		if !json.Valid(t) {
+		if !jsonscan.Valid(t) {
 			var v any
 			return json.Unmarshal(t, &v)
 		}

@@ -60,6 +60,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // Name identifies a transcript format.
@@ -185,7 +186,7 @@ var ErrInvalidJSON = errors.New("invalid raw JSON in the transcript")
 // carry. Source records are not checked: a writer copies them only while
 // their message is unchanged, and a reader checked them.
 func checkRawJSON(t *compact.Transcript) error {
-	valid := func(raw json.RawMessage) bool { return len(raw) == 0 || json.Valid(raw) }
+	valid := func(raw json.RawMessage) bool { return len(raw) == 0 || jsonscan.Valid(raw) }
 	if !valid(t.Envelope) {
 		return fmt.Errorf("%w: the envelope", ErrInvalidJSON)
 	}
@@ -270,6 +271,11 @@ type ReadOptions struct {
 	// encoding/json does; a message read unchanged is still written back
 	// with its bytes as they were.)
 	StrictUTF8 bool
+	// Instance picks one instance of a file holding several (an OpenHands
+	// evaluation output: the instance whose instance_id it is). "" reads
+	// the first, with a WarnInstance warning when there are others; with
+	// a format that has no instances it is an error (ErrInstanceNotFound).
+	Instance string
 	// Warn receives each warning as it is found; nil drops them.
 	Warn func(Warning)
 }
@@ -304,7 +310,12 @@ const (
 	WarnSplitLine WarningKind = "split_line"
 	// WarnDuplicate: a record written twice, read once.
 	WarnDuplicate WarningKind = "duplicate"
-	// WarnUTF8: invalid UTF-8 in a string, read as U+FFFD.
+	// WarnInstance: a file of several instances was read as its first;
+	// the others are kept as records, unread (ReadOptions.Instance picks
+	// another).
+	WarnInstance WarningKind = "instance"
+	// WarnUTF8: invalid UTF-8 in a string, or a \u escape of half a
+	// surrogate pair alone, read as U+FFFD.
 	WarnUTF8 WarningKind = "invalid_utf8"
 )
 
@@ -368,6 +379,9 @@ func readFormat(f Format, r io.Reader, name string, o ReadOptions) (compact.Tran
 // finish applies what every reader shares to t: its format, the handoff
 // marks, the tags, and the check that a non-empty input gave a message.
 func (rs *readState) finish(t compact.Transcript) (compact.Transcript, error) {
+	if err := rs.instanceRead(); err != nil {
+		return compact.Transcript{}, err
+	}
 	t.Format = string(rs.format)
 	markHandoffs(&t)
 	tagTranscript(&t, formatTools[rs.format], genericTools)
@@ -376,6 +390,15 @@ func (rs *readState) finish(t compact.Transcript) (compact.Transcript, error) {
 			Msg: fmt.Sprintf("%d records, none a message (%s)", len(t.Records), recordKinds(t.Records))}
 	}
 	return t, nil
+}
+
+// instanceRead says so when an instance was asked for and the input had
+// none to pick from.
+func (rs *readState) instanceRead() error {
+	if rs.opts.Instance == "" || rs.instanced {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: %q (%s input has no instances)", rs.name, ErrInstanceNotFound, rs.opts.Instance, rs.format)
 }
 
 // recordKinds lists the kinds of records, with counts, for messages.
@@ -408,6 +431,8 @@ type readState struct {
 	err     error // the sink's first error
 	emitted int
 	records int // records passed over while streaming
+	// instanced is set by a reader that picked an instance (opts.Instance).
+	instanced bool
 }
 
 // Sink receives a transcript's messages as Stream reads them.
@@ -518,7 +543,7 @@ func (rs *readState) warn(w Warning) {
 // byte, or with StrictUTF8 an error does.
 func (rs *readState) checkUTF8(b []byte, line int, base int64) error {
 	if utf8.Valid(b) {
-		return nil
+		return rs.checkSurrogates(b, line, base)
 	}
 	i := 0
 	for i < len(b) {
@@ -541,6 +566,33 @@ func (rs *readState) checkUTF8(b []byte, line int, base int64) error {
 	}
 	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
 		Msg: "invalid UTF-8 at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
+	return nil
+}
+
+// checkSurrogates looks for a \u escape of half a UTF-16 surrogate pair
+// without its other half (what a JavaScript agent writes when it cuts a
+// string inside an emoji): it decodes to U+FFFD like invalid UTF-8, so it
+// is reported the same way.
+func (rs *readState) checkSurrogates(b []byte, line int, base int64) error {
+	i := jsonscan.LoneSurrogate(b)
+	if i < 0 {
+		return nil
+	}
+	esc := string(b[i:min(i+6, len(b))])
+	where := fmt.Sprintf("byte %d", base+int64(i))
+	if line > 0 {
+		where = fmt.Sprintf("byte %d of the line", i+1)
+	}
+	if rs.opts.StrictUTF8 {
+		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i),
+			Msg: "a lone surrogate escape " + esc + " at " + where + " (--strict-utf8)"}
+		if line > 0 {
+			e.Offset = -1
+		}
+		return e
+	}
+	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
+		Msg: "a lone surrogate escape " + esc + " at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
 	return nil
 }
 

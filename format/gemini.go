@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -175,6 +176,9 @@ func gemRecord(raw []byte) (*compact.Message, string, error) {
 	default:
 		return nil, gm.Type, nil
 	}
+	if err := gemContentType(gm.Content); err != nil {
+		return nil, "", err
+	}
 	m := &compact.Message{ID: gm.ID, Role: role, Parts: gemParts(&gm), Source: compact.Source{Records: []json.RawMessage{raw}}}
 	markHandoff(m)
 	return m, gm.Type, nil
@@ -220,7 +224,7 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 	}
 	err := rs.lines(br, func(line []byte, n int) error {
 		raw := bytes.Clone(line)
-		if !json.Valid(raw) {
+		if !jsonscan.Valid(raw) {
 			var v any
 			return jsonError(rs.name, GeminiCLI, n, json.Unmarshal(raw, &v), "a Gemini CLI session line")
 		}
@@ -327,6 +331,26 @@ func gemThoughtJSON(s string) json.RawMessage {
 	var o jsonObject
 	o.add("subject", subject).add("description", desc)
 	return o.bytes()
+}
+
+// gemContentType checks that a message's content has the type Gemini CLI
+// gives it (PartListUnion: a string, a part object, or a list of strings
+// and part objects), so that no other value is read as an empty message.
+func gemContentType(c jsonscan.Raw) error {
+	bad := func(v jsonscan.Raw) error { return wrongType("content", v, reflect.TypeFor[string]()) }
+	switch c.First() {
+	case 0, 'n', '"', '{':
+		return nil
+	case '[':
+		elems, _ := jsonscan.Elements(c)
+		for _, e := range elems {
+			if v := c[e.Start:e.End]; v.First() != '"' && v.First() != '{' {
+				return bad(v)
+			}
+		}
+		return nil
+	}
+	return bad(c)
 }
 
 // gemContent reads content given as a string or as parts with "text".

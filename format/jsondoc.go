@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -31,7 +32,7 @@ func readWholeDoc(r io.Reader, file string, f Name, expected string) ([]byte, er
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, &Error{File: file, Format: f, Offset: -1, Msg: "empty input, expected " + expected}
 	}
-	if !json.Valid(doc) {
+	if !jsonscan.Valid(doc) {
 		// Only the error path pays for a full decode: it yields the offset.
 		var v any
 		derr := json.Unmarshal(doc, &v)
@@ -174,7 +175,7 @@ func (e *stickyWriter) writeLine(rec []byte) {
 // custom tool's free-form input).
 func argsFromString(s string) json.RawMessage {
 	t := strings.TrimSpace(s)
-	if t != "" && json.Valid([]byte(t)) {
+	if t != "" && jsonscan.Valid(t) {
 		return json.RawMessage(t)
 	}
 	return jsonOf(s)
@@ -188,7 +189,7 @@ func argsToString(a json.RawMessage) string {
 		return "{}"
 	}
 	if t[0] == '"' {
-		if s, ok := jsonscan.Unquote(t); ok && !json.Valid([]byte(strings.TrimSpace(s))) {
+		if s, ok := jsonscan.Unquote(t); ok && !jsonscan.Valid([]byte(strings.TrimSpace(s))) {
 			return s
 		}
 	}
@@ -249,16 +250,13 @@ func markHandoff(m *compact.Message) {
 
 // IsHandoff reports whether m is a handoff compact wrote: a user message
 // of text alone (no call, no result) whose whole text is one handoff, from
-// compact.HandoffBegin and the preamble to compact.HandoffEnd. A tool
-// output or a message that merely opens with the marker (a fetched page,
-// pasted text) is not one, so it is never folded as compact's own summary.
+// compact.HandoffBegin and the preamble to the end marker
+// (compact.IsHandoffMessage). A tool output or a message that merely opens
+// with the marker (a fetched page, pasted text) is not one, so it is never
+// folded as compact's own summary. The signature is the compactor's to
+// check (compact.VerifyHandoff): a reader has no key.
 func IsHandoff(m *compact.Message) bool {
-	if m.Role != compact.RoleUser || m.IsToolResult() || len(m.ToolCalls()) > 0 {
-		return false
-	}
-	t := strings.TrimSpace(m.Text())
-	return strings.HasPrefix(t, compact.HandoffBegin) && strings.HasSuffix(t, compact.HandoffEnd) &&
-		strings.Contains(t, compact.HandoffPreamble)
+	return compact.IsHandoffMessage(m)
 }
 
 // splitDataURL splits a data: URL into media type and base64 data.
@@ -311,7 +309,7 @@ func headRecords(head []byte, max int) [][]byte {
 		} else {
 			rest = nil
 		}
-		if t := bytes.TrimSpace(line); len(t) > 0 && json.Valid(t) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && jsonscan.Valid(t) {
 			out = append(out, t)
 		}
 	}
@@ -520,3 +518,12 @@ func (t *jsonText) UnmarshalJSON(b []byte) error {
 
 // text is the string, or "" when the value is not one.
 func (t jsonText) text() string { return t.s }
+
+// wrongType is the decoder's error for a field whose value v has another
+// type than want: readers that keep a field raw and read it by its shape
+// report a value of no shape they read this way, naming the field, rather
+// than read it as empty.
+func wrongType(field string, v []byte, want reflect.Type) error {
+	kind := strings.TrimPrefix(strings.TrimPrefix(jsonscan.Describe(v), "an "), "a ")
+	return &json.UnmarshalTypeError{Value: kind, Type: want, Field: field}
+}

@@ -126,7 +126,7 @@ func readOpenAIChat(r io.Reader, rs *readState) (compact.Transcript, error) {
 	// Records decode independently: on all cores.
 	t.Messages = make([]compact.Message, len(doc.items))
 	at, err := parallel.Each(len(doc.items), func(i int) error {
-		m, err := decodeOpenAIMessage(doc.items[i].raw, OpenAIChat, i)
+		m, err := decodeOpenAIMessage(doc.items[i].raw, OpenAIChat, i, true)
 		t.Messages[i] = m
 		return err
 	})
@@ -154,7 +154,10 @@ func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error)
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
-		m, err := decodeOpenAIMessage(append(json.RawMessage(nil), line...), OpenAIChatJSONL, index)
+		// A valid line is read in place as a document's record is; the
+		// decoder reads the rest and says what is wrong.
+		raw := append(json.RawMessage(nil), line...)
+		m, err := decodeOpenAIMessage(raw, OpenAIChatJSONL, index, jsonscan.Valid(raw))
 		if err != nil {
 			return locate(err, name, OpenAIChatJSONL, n, 0)
 		}
@@ -216,11 +219,17 @@ func decodeRecord(raw []byte, v any, expected string) error {
 }
 
 // decodeOpenAIMessage turns one Chat Completions message record into a
-// Message that keeps raw as its source.
-func decodeOpenAIMessage(raw json.RawMessage, f Name, index int) (compact.Message, error) {
+// Message that keeps raw as its source. valid says raw is known to be
+// valid JSON (a record of a document json.Valid accepted): the record is
+// then read in place (scanOpenAIMessage) unless it holds anything the
+// decoder would read differently or report.
+func decodeOpenAIMessage(raw json.RawMessage, f Name, index int, valid bool) (compact.Message, error) {
 	var o oaMessage
-	if err := decodeRecord(raw, &o, "a chat message object"); err != nil {
-		return compact.Message{}, err
+	if !valid || !scanOpenAIMessage(raw, &o) {
+		o = oaMessage{}
+		if err := decodeRecord(raw, &o, "a chat message object"); err != nil {
+			return compact.Message{}, err
+		}
 	}
 	if o.Role == nil || *o.Role == "" {
 		return compact.Message{}, &recordError{msg: `expected a chat message object with a "role", found none`}
@@ -240,8 +249,7 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int) (compact.Messag
 	if o.ReasoningContent != nil && *o.ReasoningContent != "" {
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: *o.ReasoningContent})
 	}
-	var reasoning string
-	if json.Unmarshal(o.Reasoning, &reasoning) == nil && reasoning != "" &&
+	if reasoning := rawString(o.Reasoning); reasoning != "" &&
 		(o.ReasoningContent == nil || *o.ReasoningContent != reasoning) {
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: reasoning})
 	}
@@ -260,10 +268,180 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int) (compact.Messag
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolCall,
 			ToolCall: &compact.ToolCall{Name: fc.Name, Arguments: openAIArgs(fc.Arguments)}})
 	}
-	var id string
-	json.Unmarshal(o.ID, &id) // a log's own message id, where it keeps one
-	keepSource(&m, f, index, id, raw)
+	// A log's own message id, where it keeps one.
+	keepSource(&m, f, index, rawString(o.ID), raw)
 	return m, nil
+}
+
+// scanOpenAIMessage fills o from raw, a valid JSON record, as
+// json.Unmarshal would, reading it in place: strings without escapes share
+// raw's bytes. It returns false, leaving o for the decoder to fill again,
+// on anything where the two could differ or the decoder would report
+// something: a key given twice or in another case than the field's, a
+// value of another type than the field's.
+func scanOpenAIMessage(raw []byte, o *oaMessage) bool {
+	members, ok := jsonscan.Members(raw)
+	if !ok {
+		return false
+	}
+	var seen uint16
+	for _, m := range members {
+		v := raw[m.Value.Start:m.Value.End:m.Value.End]
+		var bit uint16
+		switch m.Key {
+		case "role":
+			bit, ok = 1<<0, scanStringPtr(v, &o.Role)
+		case "content":
+			bit, o.Content = 1<<1, v
+		case "name":
+			bit, ok = 1<<2, scanString(v, &o.Name)
+		case "tool_calls":
+			bit, ok = 1<<3, scanToolCalls(v, &o.ToolCalls)
+		case "tool_call_id":
+			bit, ok = 1<<4, scanStringPtr(v, &o.ToolCallID)
+		case "function_call":
+			bit = 1 << 5
+			if string(v) != "null" {
+				o.FunctionCall = &oaFunction{}
+				ok = scanFunction(v, o.FunctionCall)
+			}
+		case "refusal":
+			bit, ok = 1<<6, scanStringPtr(v, &o.Refusal)
+		case "reasoning_content":
+			bit, ok = 1<<7, scanStringPtr(v, &o.ReasoningContent)
+		case "reasoning":
+			bit, o.Reasoning = 1<<8, v
+		case "id":
+			bit, o.ID = 1<<9, v
+		default:
+			ok = !foldsTo(m.Key, "role", "content", "name", "tool_calls", "tool_call_id", "function_call",
+				"refusal", "reasoning_content", "reasoning", "id")
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+	return true
+}
+
+// foldsTo reports whether key matches one of names the way encoding/json
+// matches a key to a field when no field has exactly that name.
+func foldsTo(key string, names ...string) bool {
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanString reads a JSON string or null (which leaves *s) into *s.
+func scanString(v []byte, s *string) bool {
+	switch v[0] {
+	case 'n':
+		return true
+	case '"':
+		var ok bool
+		*s, ok = jsonscan.UnquoteShared(v)
+		return ok
+	}
+	return false
+}
+
+// scanStringPtr reads a JSON string into a new *p, or null into nil.
+func scanStringPtr(v []byte, p **string) bool {
+	if v[0] == 'n' {
+		*p = nil
+		return true
+	}
+	var s string
+	if !scanString(v, &s) {
+		return false
+	}
+	*p = &s
+	return true
+}
+
+func scanToolCalls(v []byte, calls *[]oaToolCall) bool {
+	if v[0] == 'n' {
+		*calls = nil
+		return true
+	}
+	elems, ok := jsonscan.Elements(v)
+	if !ok || v[0] != '[' {
+		return false
+	}
+	out := make([]oaToolCall, len(elems))
+	for i, e := range elems {
+		c := v[e.Start:e.End:e.End]
+		members, ok := jsonscan.Members(c)
+		if !ok {
+			return false
+		}
+		var seen uint8
+		for _, m := range members {
+			f := c[m.Value.Start:m.Value.End:m.Value.End]
+			var bit uint8
+			switch m.Key {
+			case "id":
+				bit, ok = 1<<0, scanString(f, &out[i].ID)
+			case "type":
+				bit, ok = 1<<1, scanString(f, &out[i].Type)
+			case "function":
+				bit = 1 << 2
+				if string(f) != "null" {
+					out[i].Function = &oaFunction{}
+					ok = scanFunction(f, out[i].Function)
+				}
+			case "custom":
+				ok = false // rare: the decoder reads it
+			default:
+				ok = !foldsTo(m.Key, "id", "type", "function", "custom")
+			}
+			if !ok || seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+		}
+	}
+	*calls = out
+	return true
+}
+
+func scanFunction(v []byte, fn *oaFunction) bool {
+	members, ok := jsonscan.Members(v)
+	if !ok {
+		return false
+	}
+	var seen uint8
+	for _, m := range members {
+		f := v[m.Value.Start:m.Value.End:m.Value.End]
+		var bit uint8
+		switch m.Key {
+		case "name":
+			bit, ok = 1<<0, scanString(f, &fn.Name)
+		case "arguments":
+			bit, fn.Arguments = 1<<1, f
+		default:
+			ok = !foldsTo(m.Key, "name", "arguments")
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+	return true
+}
+
+// rawString is the string a raw value holds, or "" when it holds
+// anything else (json.Unmarshal into a string, its error ignored).
+func rawString(raw []byte) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	s, _ := jsonscan.UnquoteShared(raw)
+	return s
 }
 
 func hasText(parts []compact.Part, s string) bool {
@@ -293,9 +471,10 @@ func openAIArgs(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	var s string
-	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return argsFromString(s)
+	if raw[0] == '"' {
+		if s, ok := jsonscan.UnquoteShared(raw); ok {
+			return argsFromString(s)
+		}
 	}
 	return compactJSON(raw)
 }
@@ -337,13 +516,17 @@ func readContent(raw json.RawMessage, what string, part func(json.RawMessage) ([
 		}
 		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
 	case '[':
-		var elems []jsonscan.Raw // slices of raw, not copies
-		if err := json.Unmarshal(raw, &elems); err != nil {
+		// Slices of raw, not copies; the decoder says what is wrong with
+		// an array that is not whole.
+		spans, complete := jsonscan.Elements(raw)
+		if !complete {
+			var elems []jsonscan.Raw
+			err := json.Unmarshal(raw, &elems)
 			return nil, &recordError{msg: "content: invalid array", err: err}
 		}
 		var parts []compact.Part
-		for i, e := range elems {
-			ps, err := part(json.RawMessage(e[:len(e):len(e)]))
+		for i, sp := range spans {
+			ps, err := part(json.RawMessage(raw[sp.Start:sp.End:sp.End]))
 			if err != nil {
 				return nil, &recordError{msg: fmt.Sprintf("content[%d]: %v", i, err)}
 			}
@@ -633,7 +816,7 @@ func sniffOpenAIChatJSONL(head []byte) int {
 		if last := sh.fields[len(sh.fields)-1]; !last.complete && role.complete && len(role.value) > 0 && role.value[0] == '"' {
 			return 15 // a first line longer than the head: likely, not certain
 		}
-		if b := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM)); json.Valid(b) && bytes.IndexByte(b, '\n') < 0 {
+		if b := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM)); jsonscan.Valid(b) && bytes.IndexByte(b, '\n') < 0 {
 			if s := chatScore(chatEvidenceOf([][]byte{b}), false); s > 0 {
 				return s - 10
 			}

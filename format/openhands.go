@@ -162,7 +162,7 @@ func sniffOpenHands(head []byte) int {
 }
 
 func readOpenHands(r io.Reader, rs *readState) (compact.Transcript, error) {
-	return readOpenHandsInstance(r, rs, "")
+	return readOpenHandsInstance(r, rs, rs.opts.Instance)
 }
 
 // ReadOpenHandsInstance reads an OpenHands file. For an evaluation-output
@@ -171,7 +171,7 @@ func readOpenHands(r io.Reader, rs *readState) (compact.Transcript, error) {
 // the file can be written back whole; a trajectory has one conversation and
 // id must be "".
 func ReadOpenHandsInstance(r io.Reader, name, id string) (compact.Transcript, error) {
-	rs := newReadState(name, OpenHands, ReadOptions{})
+	rs := newReadState(name, OpenHands, ReadOptions{Instance: id})
 	t, err := readOpenHandsInstance(r, rs, id)
 	if err != nil {
 		return t, err
@@ -197,9 +197,10 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 		}
 		return readOpenHandsV1Events(br, rs)
 	}
+	rs.instanced = true
 	var t compact.Transcript
 	var before, after []compact.Record
-	found, foundID := false, ""
+	found, foundID, foundAt := false, "", 0
 	var ids []string
 	err := rs.lines(br, func(line []byte, n int) error {
 		if n == 1 {
@@ -217,7 +218,7 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 		case id != "" && iid != id:
 			before = append(before, compact.Record{Type: ohInstance, Raw: raw})
 		default:
-			found, foundID = true, iid
+			found, foundID, foundAt = true, iid, len(ids)
 			t, err = ohInstanceTranscript(raw, rs, n)
 		}
 		return err
@@ -242,6 +243,11 @@ func readOpenHandsInstance(r io.Reader, rs *readState, id string) (compact.Trans
 		}
 		return compact.Transcript{}, &Error{File: name, Format: OpenHands, Offset: -1, Err: ErrNoMessages,
 			Msg: fmt.Sprintf("instance %q has %s", cmpOr(foundID, "(no id)"), what)}
+	}
+	if id == "" && len(ids) > 1 {
+		// The first of several: say so, or a user takes the file for it.
+		rs.warn(Warning{Offset: -1, Kind: WarnInstance,
+			Msg: fmt.Sprintf("read instance %d of %d (%s); the others are kept as records, unread", foundAt, len(ids), cmpOr(foundID, "no id"))})
 	}
 	for i := range after {
 		after[i].At = len(t.Messages)

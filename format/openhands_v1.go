@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -132,6 +134,9 @@ func (o *ohV1Reader) add(raw []byte, idx, line int) error {
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return fmt.Errorf("event %d: %w", idx, err)
 	}
+	if err := ohV1Types(&e); err != nil {
+		return fmt.Errorf("event %d: %w", idx, err)
+	}
 	switch e.Kind {
 	case "SystemPromptEvent":
 		text := ohV1Text(e.SystemPrompt)
@@ -181,6 +186,32 @@ func (o *ohV1Reader) add(raw []byte, idx, line int) error {
 			o.rs.unreadRecord(line, e.Kind, "an event kind this reader does not know")
 		}
 		o.record(cmpOr(e.Kind, "unknown"), raw)
+	}
+	return nil
+}
+
+// ohV1Types checks that the raw fields an event's kind is read from have
+// the shapes the SDK writes (an observation or action object, text as a
+// string or a list of text items), so that none is read as empty.
+func ohV1Types(e *ohV1Event) error {
+	check := func(field string, v jsonscan.Raw, shapes string, want reflect.Type) error {
+		if c := v.First(); c == 0 || c == 'n' || strings.IndexByte(shapes, c) >= 0 {
+			return nil
+		}
+		return wrongType(field, v, want)
+	}
+	object, text := reflect.TypeFor[map[string]any](), reflect.TypeFor[string]()
+	switch e.Kind {
+	case "ObservationEvent":
+		return check("observation", e.Observation, "{", object)
+	case "ActionEvent":
+		return errors.Join(check("action", e.Action, "{", object), check("thought", e.Thought, `"[`, text))
+	case "MessageEvent":
+		if e.LLMMessage != nil {
+			return check("llm_message.content", e.LLMMessage.Content, `"[`, text)
+		}
+	case "SystemPromptEvent":
+		return check("system_prompt", e.SystemPrompt, `"[{`, text)
 	}
 	return nil
 }
@@ -339,7 +370,7 @@ func readOpenHandsV1Events(br *bufio.Reader, rs *readState) (compact.Transcript,
 	o := ohV1Reader{rs: rs, pfx: "oh", ids: map[string]int{}, t: compact.Transcript{Format: string(OpenHands)}}
 	n := 0
 	err := rs.lines(br, func(line []byte, ln int) error {
-		if !json.Valid(line) {
+		if !jsonscan.Valid(line) {
 			var v any
 			return jsonError(rs.name, OpenHands, ln, json.Unmarshal(line, &v), "an OpenHands V1 event")
 		}

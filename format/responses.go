@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // OpenAI Responses API items, as the API reference documents "input" and
@@ -49,18 +50,52 @@ type respItem struct {
 	Arguments        json.RawMessage `json:"arguments"`
 	Input            json.RawMessage `json:"input"`
 	Output           json.RawMessage `json:"output"`
-	Summary          []struct {
-		Text string `json:"text"`
-	} `json:"summary"`
-	Action    json.RawMessage `json:"action"`
-	Operation json.RawMessage `json:"operation"`
-	Queries   json.RawMessage `json:"queries"`
-	Results   json.RawMessage `json:"results"`
-	Result    json.RawMessage `json:"result"`
-	Code      string          `json:"code"`
-	Outputs   json.RawMessage `json:"outputs"`
-	Error     json.RawMessage `json:"error"`
-	Status    string          `json:"status"`
+	Summary          []respSummary   `json:"summary"`
+	Action           json.RawMessage `json:"action"`
+	Operation        json.RawMessage `json:"operation"`
+	Queries          json.RawMessage `json:"queries"`
+	Results          json.RawMessage `json:"results"`
+	Result           json.RawMessage `json:"result"`
+	Code             string          `json:"code"`
+	Outputs          json.RawMessage `json:"outputs"`
+	Error            json.RawMessage `json:"error"`
+	Status           string          `json:"status"`
+}
+
+// respSummary is one entry of a reasoning item's summary.
+type respSummary struct {
+	Text string `json:"text"`
+}
+
+// scanRespItem is scanRecord for an item (raw valid JSON).
+func scanRespItem(raw []byte, it *respItem) bool {
+	var summary json.RawMessage
+	if !scanRecord(raw, []recordField{
+		{key: "type", str: &it.Type}, {key: "id", str: &it.ID}, {key: "role", str: &it.Role},
+		{key: "encrypted_content", str: &it.EncryptedContent}, {key: "content", raw: &it.Content},
+		{key: "call_id", str: &it.CallID}, {key: "name", str: &it.Name}, {key: "arguments", raw: &it.Arguments},
+		{key: "input", raw: &it.Input}, {key: "output", raw: &it.Output}, {key: "summary", raw: &summary},
+		{key: "action", raw: &it.Action}, {key: "operation", raw: &it.Operation}, {key: "queries", raw: &it.Queries},
+		{key: "results", raw: &it.Results}, {key: "result", raw: &it.Result}, {key: "code", str: &it.Code},
+		{key: "outputs", raw: &it.Outputs}, {key: "error", raw: &it.Error}, {key: "status", str: &it.Status},
+	}) {
+		return false
+	}
+	switch {
+	case len(summary) == 0 || string(summary) == "null":
+		return true
+	case summary[0] != '[':
+		return false
+	}
+	elems, _ := jsonscan.Elements(summary)
+	it.Summary = make([]respSummary, len(elems))
+	for i, e := range elems {
+		v := summary[e.Start:e.End]
+		if string(v) != "null" && !scanRecord(v, []recordField{{key: "text", str: &it.Summary[i].Text}}) {
+			return false
+		}
+	}
+	return true
 }
 
 // responsesItemTypes are the item types of the API's input and output lists.
@@ -85,7 +120,8 @@ func readResponses(r io.Reader, rs *readState) (compact.Transcript, error) {
 			if n == 1 {
 				line = bytes.TrimPrefix(line, utf8BOM)
 			}
-			return locate(b.add(append(json.RawMessage(nil), line...)), name, OpenAIResponses, n, 0)
+			raw := append(json.RawMessage(nil), line...)
+			return locate(b.add(raw, jsonscan.Valid(raw)), name, OpenAIResponses, n, 0)
 		})
 		if err != nil {
 			var fe *Error
@@ -123,7 +159,7 @@ func readResponses(r io.Reader, rs *readState) (compact.Transcript, error) {
 		sort.SliceStable(items, func(i, j int) bool { return items[i].key == "input" && items[j].key != "input" })
 	}
 	for _, it := range items {
-		if err := b.add(it.raw); err != nil {
+		if err := b.add(it.raw, true); err != nil { // a record of a valid document
 			return t, locate(err, name, OpenAIResponses, 0, it.offset)
 		}
 	}
@@ -173,10 +209,16 @@ func (b *respBuilder) envelope(fields []docField, name string) error {
 }
 
 // add reads one item.
-func (b *respBuilder) add(raw json.RawMessage) error {
+//
+// valid says raw is known to be valid JSON: it is then read in place
+// (scanRespItem) unless odd.
+func (b *respBuilder) add(raw json.RawMessage, valid bool) error {
 	var it respItem
-	if err := decodeRecord(raw, &it, "a Responses API item"); err != nil {
-		return err
+	if !valid || !scanRespItem(raw, &it) {
+		it = respItem{}
+		if err := decodeRecord(raw, &it, "a Responses API item"); err != nil {
+			return err
+		}
 	}
 	typ := it.Type
 	if typ == "" {
@@ -214,7 +256,9 @@ func (b *respBuilder) add(raw json.RawMessage) error {
 		var texts []struct {
 			Text string `json:"text"`
 		}
-		json.Unmarshal(it.Content, &texts)
+		if len(it.Content) > 0 && it.Content[0] == '[' {
+			json.Unmarshal(it.Content, &texts)
+		}
 		for _, s := range texts {
 			if s.Text != "" {
 				m.Parts = append(m.Parts, compact.Part{Type: compact.PartThinking, Text: s.Text})
@@ -343,19 +387,35 @@ func responsesContent(raw json.RawMessage) ([]compact.Part, error) {
 	})
 }
 
+// respPart is a content part with the fields compact reads.
+type respPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Refusal  string `json:"refusal"`
+	ImageURL string `json:"image_url"`
+	FileID   string `json:"file_id"`
+	Filename string `json:"filename"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+}
+
+// zero sets *p to its zero value and returns p: what a scan filled before
+// it declined is not left for the decoder to keep.
+func zero[T any](p *T) *T {
+	var z T
+	*p = z
+	return p
+}
+
 // responsesPart reads one content part; false for an empty text.
 func responsesPart(raw json.RawMessage) (compact.Part, bool) {
-	var p struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Refusal  string `json:"refusal"`
-		ImageURL string `json:"image_url"`
-		FileID   string `json:"file_id"`
-		Filename string `json:"filename"`
-		Stdout   string `json:"stdout"`
-		Stderr   string `json:"stderr"`
-	}
-	if json.Unmarshal(raw, &p) != nil {
+	var p respPart
+	// raw is a value of a valid record: an object is read in place.
+	if !scanRecord(raw, []recordField{
+		{key: "type", str: &p.Type}, {key: "text", str: &p.Text}, {key: "refusal", str: &p.Refusal},
+		{key: "image_url", str: &p.ImageURL}, {key: "file_id", str: &p.FileID}, {key: "filename", str: &p.Filename},
+		{key: "stdout", str: &p.Stdout}, {key: "stderr", str: &p.Stderr},
+	}) && json.Unmarshal(raw, zero(&p)) != nil {
 		var s string
 		if json.Unmarshal(raw, &s) == nil && s != "" {
 			return compact.Part{Type: compact.PartText, Text: s}, true
@@ -393,17 +453,15 @@ func outputParts(raw json.RawMessage) []compact.Part {
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) == nil && s != "" {
+		if s, ok := jsonscan.UnquoteShared(raw); ok && s != "" {
 			return []compact.Part{{Type: compact.PartText, Text: s}}
 		}
 		return nil
 	case '[':
-		var elems []json.RawMessage
-		json.Unmarshal(raw, &elems)
+		elems, _ := jsonscan.Elements(raw)
 		var parts []compact.Part
 		for _, e := range elems {
-			if p, ok := responsesPart(e); ok {
+			if p, ok := responsesPart(raw[e.Start:e.End:e.End]); ok {
 				parts = append(parts, p)
 			}
 		}

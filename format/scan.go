@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/compactkit/compact/internal/jsonscan"
 )
@@ -113,7 +114,7 @@ func splitRecords(line []byte) [][]byte {
 			return nil
 		}
 		end := jsonscan.ValueEnd(line, i)
-		if end < 0 || !json.Valid(line[i:end]) {
+		if end < 0 || !jsonscan.Valid(line[i:end]) {
 			return nil
 		}
 		out = append(out, line[i:end])
@@ -370,6 +371,10 @@ func sizeOf(r io.Reader) int64 {
 			return -1
 		}
 		return max(fi.Size()-off, 0)
+	case *bytes.Reader: // a request body in memory (serve): its rest
+		return int64(r.Len())
+	case *strings.Reader:
+		return int64(r.Len())
 	}
 	return -1
 }
@@ -382,7 +387,7 @@ func sizeOf(r io.Reader) int64 {
 func scanJSONDoc(buf []byte, listKeys []string) (jsonDoc, bool) {
 	buf = bytes.TrimPrefix(buf, utf8BOM)
 	var doc jsonDoc
-	if !json.Valid(buf) {
+	if !jsonscan.Valid(buf) {
 		return doc, false
 	}
 	at := jsonscan.SkipSpace(buf, 0)

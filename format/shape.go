@@ -38,7 +38,13 @@ func chatShape(t compact.Transcript, to Name) compact.Transcript {
 	for i := range msgs {
 		newAt[i] = len(out)
 		m := &msgs[i]
-		if !foreign(m, to) || !needsSplit(m) {
+		if !foreign(&t.Messages[i], to) {
+			// Read from this format: written back as read, call ids
+			// and all (an id filled in would change the message).
+			out = append(out, t.Messages[i])
+			continue
+		}
+		if !needsSplit(m) {
 			out = append(out, *m)
 			continue
 		}
@@ -93,8 +99,8 @@ func geminiShape(t compact.Transcript, to Name) compact.Transcript {
 	for i := range msgs {
 		newAt[i] = len(out)
 		m := &msgs[i]
-		if !foreign(m, to) {
-			out = append(out, *m)
+		if !foreign(&t.Messages[i], to) {
+			out = append(out, t.Messages[i]) // as read (see chatShape)
 			continue
 		}
 		// The results this message gives, as result parts.

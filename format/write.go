@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonscan"
 )
 
 // This file holds what the writers share: which source records a writer may
@@ -38,7 +38,7 @@ func keepSource(m *compact.Message, f Name, index int, id string, records ...jso
 	fp := m.Fingerprint()
 	m.Source = compact.Source{Format: string(f), Records: records, Fingerprint: fp}
 	if id == "" {
-		id = fmt.Sprintf("%s-%d-%s", f, index, fp[:12])
+		id = string(f) + "-" + strconv.Itoa(index) + "-" + fp[:12]
 	}
 	m.ID = id
 }
@@ -150,11 +150,34 @@ func compactJSON(raw []byte) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
+	if !spaceOutsideStrings(raw) {
+		// Already compact (or invalid, which is kept as it is too).
+		return append(json.RawMessage(nil), raw...)
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return append(json.RawMessage(nil), raw...)
 	}
 	return b.Bytes()
+}
+
+// spaceOutsideStrings reports whether raw may hold whitespace that
+// json.Compact removes: outside string literals, or after a literal that
+// does not close.
+func spaceOutsideStrings(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			return true
+		case '"':
+			end := jsonscan.StringEnd(raw, i)
+			if end < 0 {
+				return true
+			}
+			i = end - 1
+		}
+	}
+	return false
 }
 
 // argsObject returns the arguments as the JSON object Anthropic's tool_use
@@ -166,10 +189,10 @@ func argsObject(raw json.RawMessage) json.RawMessage {
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
 		return json.RawMessage("{}")
-	case raw[0] == '{' && json.Valid(raw):
+	case raw[0] == '{' && jsonscan.Valid(raw):
 		return raw
 	}
-	if !json.Valid(raw) {
+	if !jsonscan.Valid(raw) {
 		raw = jsonOf(string(raw))
 	}
 	return json.RawMessage(`{"input":` + string(raw) + `}`)

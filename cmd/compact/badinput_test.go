@@ -71,3 +71,28 @@ func TestBadFieldsAndUTF8AtTheCommandLine(t *testing.T) {
 		t.Errorf("strict: exit %d, %q", code, stderr)
 	}
 }
+
+// QA-14 item 3: an OpenHands evaluation output of several instances is
+// read as its first with a warning saying so and naming --instance, which
+// picks another, in every command that reads.
+func TestInstanceOfAnEvaluationOutput(t *testing.T) {
+	line := func(id, ask string) string {
+		return `{"instance_id":"` + id + `","history":[{"id":0,"source":"user","action":"message","args":{"content":"` + ask + `"}},{"id":1,"source":"agent","action":"message","args":{"content":"done"}}]}` + "\n"
+	}
+	path := filepath.Join(t.TempDir(), "output.jsonl")
+	os.WriteFile(path, []byte(line("django-1", "fix one")+line("safety-misconfig", "fix two")), 0o644)
+	for _, cmd := range [][]string{{"inspect"}, {"count"}, {"convert", "--to", "openai"}} {
+		code, _, stderr := runCmd(t, "", nil, append(cmd, path)...)
+		if code != exitOK || !strings.Contains(stderr, "read instance 1 of 2 (django-1)") || !strings.Contains(stderr, "--instance ID picks another") {
+			t.Errorf("%v: exit %d, %q", cmd, code, stderr)
+		}
+	}
+	code, stdout, stderr := runCmd(t, "", nil, "convert", "--to", "openai", "--instance", "safety-misconfig", path)
+	if code != exitOK || !strings.Contains(stdout, "fix two") || strings.Contains(stdout, "fix one") || strings.Contains(stderr, "read instance") {
+		t.Errorf("--instance: exit %d, %q\n%s", code, stderr, stdout)
+	}
+	code, _, stderr = runCmd(t, "", nil, "inspect", "--instance", "nope", path)
+	if code == exitOK || !strings.Contains(stderr, "instance not found") {
+		t.Errorf("unknown instance: exit %d, %q", code, stderr)
+	}
+}

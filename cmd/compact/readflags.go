@@ -14,12 +14,14 @@ import (
 // damaged and doubtful input is treated.
 type readFlags struct {
 	skipBadLines, strictUTF8 *bool
+	instance                 *string
 }
 
 func addReadFlags(fs *flag.FlagSet) *readFlags {
 	return &readFlags{
 		skipBadLines: fs.Bool("skip-bad-lines", false, "read past a damaged JSONL line (or a record with a field of the wrong type), warning about each one, instead of failing"),
 		strictUTF8:   fs.Bool("strict-utf8", false, "fail on invalid UTF-8 inside a string instead of warning and reading it as U+FFFD"),
+		instance:     fs.String("instance", "", "read the instance with this `ID` of a file holding several (an OpenHands evaluation output's instance_id); the first by default"),
 	}
 }
 
@@ -45,10 +47,13 @@ func readOptions(e *env, rf *readFlags, into *[]format.Warning) format.ReadOptio
 		if into != nil {
 			*into = append(*into, w)
 		}
+		if w.Kind == format.WarnInstance {
+			w.Msg += "; --instance ID picks another"
+		}
 		fmt.Fprintln(e.stderr, "compact:", w)
 	}}
 	if rf != nil {
-		o.SkipBadLines, o.StrictUTF8 = *rf.skipBadLines, *rf.strictUTF8
+		o.SkipBadLines, o.StrictUTF8, o.Instance = *rf.skipBadLines, *rf.strictUTF8, *rf.instance
 	}
 	return o
 }

@@ -8,15 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +22,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/checkpoint/storetest"
 	"github.com/compactkit/compact/redact/casegen"
 )
 
@@ -177,33 +175,7 @@ func asciiEscaped(s string) string {
 // returns its address.
 func redisWithPassword(t *testing.T, password string) string {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("COMPACT_REQUIRE_REDIS") != "" {
-			t.Fatal("redis-server is not on PATH and COMPACT_REQUIRE_REDIS is set")
-		}
-		t.Skip("redis-server is not on PATH; set COMPACT_REQUIRE_REDIS=1 to make this a failure")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	dir := t.TempDir()
-	srv := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
-		"--logfile", filepath.Join(dir, "log"), "--requirepass", password)
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	waitFor(t, "redis-server", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return "127.0.0.1:" + port
+	return storetest.StartRedis(t, "--requirepass", password).Addr()
 }
 
 // redisDump returns every key and value of a Redis database, as text.

@@ -132,6 +132,9 @@ func (o *serveOptions) config(ctx context.Context, e *env) (serve.Config, error)
 	if c.TargetTokens, c.TargetShare, err = parseTarget(o.target); err != nil {
 		return cfg, err
 	}
+	if c.HandoffKey, err = handoffKey(e); err != nil {
+		return cfg, err
+	}
 	if cfg.AuthToken == "" {
 		cfg.AuthToken = e.getenv("COMPACT_SERVE_TOKEN")
 	}

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -65,15 +66,12 @@ func UnquotePrefix[T Text](s T) (body string, n int) {
 // number of bytes read.
 func unquoteBody[T Text](s T, strict bool) (body string, n int, closed bool) {
 	// The common case: no escape before the closing quote.
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c == '"' || c == '\\' || c < 0x20 && strict {
-			break
-		}
-		i++
+	v, table := view(s), &plainLax
+	if strict {
+		table = &plain
 	}
-	if (i == len(s) || s[i] == '"') && utf8Valid(s[:i]) {
+	i := plainRun(v, 0, table)
+	if (i == len(s) || s[i] == '"') && utf8.ValidString(v[:i]) {
 		if i < len(s) {
 			return string(s[:i]), i + 1, true
 		}
@@ -101,11 +99,8 @@ func unquoteBody[T Text](s T, strict bool) (body string, n int, closed bool) {
 		default:
 			// A run up to the next quote, escape or (strict) control
 			// byte: all ASCII, so it never splits a UTF-8 sequence.
-			j := i + 1
-			for j < len(s) && s[j] != '"' && s[j] != '\\' && (s[j] >= 0x20 || !strict) {
-				j++
-			}
-			buf = appendValidUTF8(buf, s[i:j])
+			j := plainRun(v, i+1, table)
+			buf = appendValidUTF8(buf, v[i:j])
 			i = j
 		}
 	}
@@ -149,14 +144,11 @@ func bytesToString(buf []byte) string {
 // stringBodyLen returns how many bytes of s from i run to the closing
 // quote (or the end), to size the decoded body.
 func stringBodyLen[T Text](s T, i int) int {
-	j := i
-	for j < len(s) && s[j] != '"' {
-		if s[j] == '\\' {
-			j++
-		}
-		j++
+	// StringEnd scans from just past an opening quote.
+	if end := StringEnd(s, i-1); end >= 0 {
+		return end - 1
 	}
-	return min(j, len(s))
+	return len(s)
 }
 
 // unescape appends the escape at s[i] (a backslash) to buf and returns
@@ -239,39 +231,35 @@ func hex4[T Text](s T, i int) rune {
 	return r
 }
 
-// utf8Valid and decodeRune use the utf8 function for s's kind; other
-// named types (json.RawMessage) take the generic path, which copies
-// nothing either.
+// utf8Valid and decodeRune read s in place, whatever its kind.
 func utf8Valid[T Text](s T) bool {
-	switch v := any(s).(type) {
-	case string:
-		return utf8.ValidString(v)
-	case []byte:
-		return utf8.Valid(v)
-	}
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := decodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			return false
-		}
-		i += size
-	}
-	return true
+	return utf8.ValidString(view(s))
 }
 
 func decodeRune[T Text](s T) (rune, int) {
-	switch v := any(s).(type) {
-	case string:
-		return utf8.DecodeRuneInString(v)
-	case []byte:
-		return utf8.DecodeRune(v)
+	return utf8.DecodeRuneInString(view(s))
+}
+
+// plainLax is plain with control characters allowed, for the lenient
+// reading of cut-short bodies.
+var plainLax = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c != '"' && c != '\\'
 	}
-	// A conversion this small stays on the stack.
-	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
+	return t
+}()
+
+// plainRun returns the index of the first byte at or after i that table
+// does not mark plain, or len(s).
+func plainRun(s string, i int, table *[256]bool) int {
+	for i+8 <= len(s) && table[s[i]] && table[s[i+1]] && table[s[i+2]] && table[s[i+3]] &&
+		table[s[i+4]] && table[s[i+5]] && table[s[i+6]] && table[s[i+7]] {
+		i += 8
+	}
+	for i < len(s) && table[s[i]] {
+		i++
+	}
+	return i
 }
 
 // Literals returns the content spans (between the quotes) of the string
@@ -293,4 +281,39 @@ func Literals[T Text](doc T) []Span {
 		i = end - 1
 	}
 	return lits
+}
+
+// LoneSurrogate returns the offset of the first \u escape in the JSON text
+// b that stands for half of a UTF-16 surrogate pair without its other half
+// (encoding/json decodes it, as Unquote does, to U+FFFD), or -1 when there
+// is none. Escapes are found from backslash to backslash, so an escaped
+// backslash before a "u" is not taken for one.
+func LoneSurrogate[T Text](b T) int {
+	s := view(b)
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+1 >= len(s) {
+			return -1
+		}
+		if s[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		r := hex4(s, i+2)
+		if !utf16.IsSurrogate(r) {
+			i = min(i+6, len(s))
+			continue
+		}
+		if r < 0xdc00 && i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+			if r2 := hex4(s, i+8); r2 >= 0xdc00 && r2 <= 0xdfff {
+				i += 12 // a high half and its low half: one character
+				continue
+			}
+		}
+		return i
+	}
 }
