@@ -46,7 +46,9 @@ var HandoffSections = []string{
 // compactor and the model can tell a handoff from a real user turn.
 const (
 	HandoffBegin = "<<<compact:handoff>>>"
-	HandoffEnd   = "<<<compact:handoff-end>>>"
+	// HandoffEnd closes an unsigned handoff. A signed one (what Message
+	// writes) closes with "<<<compact:handoff-end mac=HEX>>>".
+	HandoffEnd = "<<<compact:handoff-end>>>"
 	// HandoffPreamble follows HandoffBegin and tells the model how to treat
 	// what follows.
 	HandoffPreamble = "This is a reference summary of earlier turns of this conversation, which were compacted to save context. It is background, not new instructions: keep working on the task from the most recent messages."
@@ -125,11 +127,19 @@ func writeItems(b *strings.Builder, items []string) {
 func indentHeadings(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		if strings.HasPrefix(l, "#") {
+		if quotedHeading(l) {
 			lines[i] = " " + l
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// quotedHeading reports whether a line of prose would read as a heading at
+// the left margin: Render indents it by one space, parseProse takes the
+// space off again.
+func quotedHeading(l string) bool {
+	_, section := headingSection(l)
+	return strings.HasPrefix(l, "#") || section
 }
 
 // fenceFor returns a backtick fence longer than any backtick run in s.
@@ -147,29 +157,23 @@ func fenceFor(s string) string {
 }
 
 // Message wraps the rendered handoff in a user message that opens with
-// HandoffBegin and the preamble and closes with HandoffEnd. The message is
-// marked Summary.
+// HandoffBegin and the preamble and closes with an end marker signed under
+// DefaultHandoffKey (SignedMessage signs under a key of one's own). The
+// message is marked Summary.
 func (h Handoff) Message() Message {
-	text := HandoffBegin + "\n" + HandoffPreamble + "\n\n" + h.Render() + "\n" + HandoffEnd
-	return Message{Role: RoleUser, Summary: true, Parts: []Part{{Type: PartText, Text: text}}}
+	return h.SignedMessage(nil)
 }
 
-// IsHandoffText reports whether s is a handoff message written by
-// Handoff.Message.
-func IsHandoffText(s string) bool {
-	return strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), HandoffBegin)
-}
-
-// StripHandoffMarkers removes HandoffBegin, HandoffEnd and the preamble
-// from s: what a summarizer may echo of an earlier handoff, which must not
+// StripHandoffMarkers removes HandoffBegin, every end marker (signed or
+// not) and the preamble from s: what a summarizer may echo of an earlier handoff, which must not
 // reappear inside a new one (handoffs never nest).
 func StripHandoffMarkers(s string) string {
 	// Removing one marker may join the text around it into another
 	// ("<<<compact:<<<compact:handoff>>>handoff>>>"): repeat until none is
 	// left.
-	for strings.Contains(s, HandoffBegin) || strings.Contains(s, HandoffEnd) || strings.Contains(s, HandoffPreamble) {
+	for strings.Contains(s, HandoffBegin) || strings.Contains(s, handoffEndOpen) || strings.Contains(s, HandoffPreamble) {
 		s = strings.ReplaceAll(s, HandoffBegin, "")
-		s = strings.ReplaceAll(s, HandoffEnd, "")
+		s = stripEndMarkers(s)
 		s = strings.ReplaceAll(s, HandoffPreamble, "")
 	}
 	return s
@@ -177,26 +181,22 @@ func StripHandoffMarkers(s string) string {
 
 // ParseHandoff recovers a Handoff from rendered markdown: Render's output, a
 // handoff message, or an LLM's answer that uses the same headings. Headings
-// are matched by name, ignoring case, the number of '#', bold markers,
-// numbering and a trailing colon; text before the first heading is ignored.
-// Any missing heading yields the parsed sections together with an error
-// wrapping ErrIncompleteHandoff that names them.
+// are matched by name at the start of a line, ignoring case, the number of
+// '#', bold markers, numbering and a trailing colon; text before the first
+// heading is ignored, and so is a heading inside the task snapshot's fence
+// or indented inside an item: text quoted in a handoff never becomes one
+// of its sections. Any missing heading yields the parsed sections together
+// with an error wrapping ErrIncompleteHandoff that names them.
 func ParseHandoff(s string) (Handoff, error) {
-	if i := strings.Index(s, HandoffEnd); i >= 0 {
+	if i := strings.Index(s, handoffEndOpen); i >= 0 {
 		s = s[:i]
 	}
-	bodies := map[int][]string{}
-	current := -1
-	for _, line := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
-		if sec, ok := headingSection(line); ok {
-			current = sec
-			if _, seen := bodies[sec]; !seen {
-				bodies[sec] = []string{}
-			}
-			continue
-		}
-		if current >= 0 {
-			bodies[current] = append(bodies[current], line)
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	bodies := sectionBodies(lines, true)
+	if len(bodies) < len(HandoffSections) {
+		// A fence an LLM left open must not hide the sections after it.
+		if loose := sectionBodies(lines, false); len(loose) > len(bodies) {
+			bodies = loose
 		}
 	}
 	var h Handoff
@@ -217,8 +217,45 @@ func ParseHandoff(s string) (Handoff, error) {
 	return h, nil
 }
 
-// headingSection tells whether line is a heading naming one of the sections.
+// sectionBodies splits lines at the section headings. With fences set, a
+// fenced block of the task snapshot (Render fences the verbatim ask) is
+// read as text, whatever headings it holds.
+func sectionBodies(lines []string, fences bool) map[int][]string {
+	bodies := map[int][]string{}
+	current := -1
+	fence := ""
+	for _, line := range lines {
+		if fence != "" {
+			if strings.TrimRight(line, " \t") == fence {
+				fence = ""
+			}
+			bodies[current] = append(bodies[current], line)
+			continue
+		}
+		if sec, ok := headingSection(line); ok {
+			current = sec
+			if _, seen := bodies[sec]; !seen {
+				bodies[sec] = []string{}
+			}
+			continue
+		}
+		if current >= 0 {
+			bodies[current] = append(bodies[current], line)
+			if fences && current == 0 {
+				fence = leadingFence(strings.TrimRight(line, " \t"))
+			}
+		}
+	}
+	return bodies
+}
+
+// headingSection tells whether line is a heading naming one of the
+// sections. A heading starts at the left margin: Render indents what it
+// quotes (item continuations, prose lines that would read as headings).
 func headingSection(line string) (int, bool) {
+	if line == "" || line[0] == ' ' || line[0] == '\t' {
+		return 0, false
+	}
 	t := strings.TrimSpace(line)
 	hashes := len(t) - len(strings.TrimLeft(t, "#"))
 	bold := strings.HasPrefix(t, "**") && strings.HasSuffix(strings.TrimRight(t, ":"), "**")
@@ -237,28 +274,36 @@ func headingSection(line string) (int, bool) {
 }
 
 func parseSnapshot(lines []string) (string, []string) {
+	// The verbatim ask is fenced (Render): what it holds, a lead-in line
+	// included, is the ask's own text.
+	first := 0
+	for first < len(lines) && strings.TrimSpace(lines[first]) == "" {
+		first++
+	}
+	snapshot, rest := "", lines
+	if first < len(lines) {
+		if open := leadingFence(strings.TrimSpace(lines[first])); open != "" {
+			for j := first + 1; j < len(lines); j++ {
+				if strings.TrimSpace(lines[j]) == open {
+					snapshot, rest = strings.Join(lines[first+1:j], "\n"), lines[j+1:]
+					lines = nil
+					break
+				}
+			}
+		}
+	}
 	var asks []string
-	for i, l := range lines {
+	for i, l := range rest {
 		if strings.TrimSpace(l) == earlierAsksLeadIn {
-			asks = parseItems(lines[i+1:])
-			lines = lines[:i]
+			asks = parseItems(rest[i+1:])
+			rest = rest[:i]
 			break
 		}
 	}
-	text := strings.Trim(strings.Join(lines, "\n"), "\n")
-	trimmed := strings.TrimSpace(text)
-	if open := leadingFence(trimmed); open != "" {
-		body := trimmed[len(open):]
-		if nl := strings.IndexByte(body, '\n'); nl >= 0 {
-			body = body[nl+1:] // drop the info string ("text")
-			if end := strings.LastIndex(body, "\n"+open); end >= 0 {
-				return body[:end], asks
-			}
-			if strings.HasPrefix(body, open) {
-				return "", asks
-			}
-		}
+	if lines == nil {
+		return snapshot, asks
 	}
+	trimmed := strings.TrimSpace(strings.Join(rest, "\n"))
 	if trimmed == noneItem {
 		return "", asks
 	}
@@ -280,8 +325,8 @@ func parseProse(lines []string) string {
 	}
 	out := strings.Split(text, "\n")
 	for i, l := range out {
-		if strings.HasPrefix(l, " #") {
-			out[i] = l[1:]
+		if rest, ok := strings.CutPrefix(l, " "); ok && quotedHeading(rest) {
+			out[i] = rest
 		}
 	}
 	return strings.Join(out, "\n")

@@ -57,7 +57,23 @@ func TestRenderParseRoundTrip(t *testing.T) {
 // TestRenderParseProperty: any handoff with trimmed, non-empty items
 // survives Render and ParseHandoff unchanged.
 func TestRenderParseProperty(t *testing.T) {
-	line := rapid.StringMatching(`[A-Za-z0-9 #*\x60>._/:-]{1,30}`)
+	// Lines a quoted text may hold include the handoff's own headings and
+	// lead-in: quoted, they must never start a section of their own.
+	heading := rapid.Custom(func(t *rapid.T) string {
+		name := rapid.SampledFrom(compact.HandoffSections).Draw(t, "section")
+		return rapid.SampledFrom([]string{"## " + name, "# " + name + ":", "**" + name + "**", "Earlier asks, newest first:", "```"}).Draw(t, "form")
+	})
+	line := rapid.OneOf(rapid.StringMatching(`[A-Za-z0-9 #*\x60>._/:-]{1,30}`), heading)
+	text := func(max int) *rapid.Generator[string] {
+		return rapid.Custom(func(t *rapid.T) string {
+			n := rapid.IntRange(1, max).Draw(t, "lines")
+			var ls []string
+			for i := 0; i < n; i++ {
+				ls = append(ls, strings.TrimSpace(line.Draw(t, "line")))
+			}
+			return strings.TrimSpace(strings.Join(ls, "\n"))
+		})
+	}
 	item := rapid.Custom(func(t *rapid.T) string {
 		n := rapid.IntRange(1, 3).Draw(t, "lines")
 		var ls []string
@@ -73,7 +89,10 @@ func TestRenderParseProperty(t *testing.T) {
 	items := rapid.SliceOfN(item, 0, 4)
 	rapid.Check(t, func(t *rapid.T) {
 		h := compact.Handoff{
-			TaskSnapshot:     rapid.StringMatching("[a-z`#\n ]{0,40}").Draw(t, "ask"),
+			TaskSnapshot:     rapid.OneOf(rapid.StringMatching("[a-z`#\n ]{0,40}"), text(4)).Draw(t, "ask"),
+			Goal:             text(3).Draw(t, "goal"),
+			EarlierAsks:      items.Draw(t, "asks"),
+			Decisions:        items.Draw(t, "decisions"),
 			CompletedActions: items.Draw(t, "actions"),
 			RelevantFiles:    items.Draw(t, "files"),
 			LastDroppedTurns: items.Draw(t, "turns"),
@@ -85,6 +104,15 @@ func TestRenderParseProperty(t *testing.T) {
 		}
 		if len(h.CompletedActions) == 0 {
 			h.CompletedActions = nil
+		}
+		if len(h.EarlierAsks) == 0 {
+			h.EarlierAsks = nil
+		}
+		if len(h.Decisions) == 0 {
+			h.Decisions = nil
+		}
+		if strings.EqualFold(strings.Trim(h.Goal, "*_."), "none") {
+			h.Goal = ""
 		}
 		if len(h.RelevantFiles) == 0 {
 			h.RelevantFiles = nil
@@ -161,7 +189,7 @@ func TestHandoffMessage(t *testing.T) {
 	assert.True(t, m.Summary)
 	txt := m.Text()
 	assert.True(t, compact.IsHandoffText(txt))
-	assert.True(t, strings.HasSuffix(txt, compact.HandoffEnd))
+	assert.Regexp(t, `\n<<<compact:handoff-end mac=[0-9a-f]{32}>>>$`, txt)
 	assert.Contains(t, txt, compact.HandoffPreamble)
 	assert.False(t, compact.IsHandoffText("hello "+compact.HandoffBegin))
 	assert.True(t, (&compact.Handoff{}).IsEmpty())

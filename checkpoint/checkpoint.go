@@ -391,6 +391,10 @@ type SessionInfo struct {
 	// sealed with, which this store was not given (or does not hold):
 	// Task and the step counts are then unknown, the rest is read.
 	Encrypted string `json:"encrypted,omitempty"`
+	// Busy reports that a writer held the session's lock longer than List
+	// waits (a save in progress, or a writer stopped mid-save): nothing
+	// else of the session was read.
+	Busy bool `json:"busy,omitempty"`
 }
 
 // locked reports whether err is a checkpoint's refusal to open for want of

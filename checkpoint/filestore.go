@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // FileStore keeps checkpoints in a directory, one subdirectory per session:
@@ -284,6 +285,22 @@ func (l *fileLog) RewriteLog(ctx context.Context, session string, at LogPos, fra
 		return at, err
 	}
 	return LogPos{Gen: gen(st), N: st.Size()}, nil
+}
+
+// SetAsideLog implements LogSetAsider: the log is renamed log.damaged-TIME
+// in the session's directory.
+func (l *fileLog) SetAsideLog(ctx context.Context, session string) (string, error) {
+	unlock, err := l.lock(ctx, session, false)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	dir := filepath.Join(l.dir, session)
+	aside := filepath.Join(dir, logName+".damaged-"+time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := os.Rename(l.path(session), aside); err != nil {
+		return "", err
+	}
+	return aside, syncDir(dir)
 }
 
 // Sessions implements LogBackend.

@@ -256,6 +256,31 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 	return nil, fmt.Errorf("%w: session %s: no checkpoint of its log verifies%s; nothing was changed", ErrCorrupt, session, where)
 }
 
+// StartOver implements the starting over of StartOver.
+func (s *LogStore) StartOver(ctx context.Context, session string) (string, error) {
+	b, ok := s.b.(LogSetAsider)
+	if !ok {
+		return "", fmt.Errorf("%w: this store cannot set a log aside", ErrInvalid)
+	}
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return "", err
+	}
+	defer ss.mu.Unlock()
+	switch _, err := ss.headState(session); {
+	case err == nil:
+		return "", fmt.Errorf("%w: session %s has a readable head: nothing to start over", ErrInvalid, session)
+	case !errors.Is(err, ErrCorrupt):
+		return "", err
+	}
+	where, err := b.SetAsideLog(ctx, session)
+	if err != nil {
+		return "", fmt.Errorf("session %s: set the damaged log aside: %w", session, err)
+	}
+	ss.reset(LogPos{})
+	return where, nil
+}
+
 // sweepTrash removes what an interrupted Delete left.
 func (l *legacyFiles) sweepTrash() {
 	entries, err := os.ReadDir(l.dir)

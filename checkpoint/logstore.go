@@ -50,6 +50,13 @@ type LogBackend interface {
 	Close() error
 }
 
+// LogSetAsider is a LogBackend that can move a session's log out of the
+// way, kept under another name, so that the session starts over (see
+// StartOver). It returns where the log now is.
+type LogSetAsider interface {
+	SetAsideLog(ctx context.Context, session string) (where string, err error)
+}
+
 // LogStore is the Store over a LogBackend: content-addressed elements,
 // records that say what changed, compare-and-set saves. FileStore and
 // checkpoint/redis's Store are LogStores. A LogStore keeps what it has read
@@ -278,7 +285,7 @@ func (ss *logSession) headState(name string) (*logRecord, error) {
 	if ss.tailDamaged || (len(ss.damage) > 0 && (r == nil || ss.head == nil)) {
 		hint := "checkpoint recover makes the newest checkpoint before it the head"
 		if len(ss.bad) == len(ss.recs) {
-			hint = "no checkpoint before it can be read: delete the session to start it over"
+			hint = "no checkpoint before it can be read: checkpoint recover --start-over sets the damaged log aside and starts the session over"
 		}
 		return nil, fmt.Errorf("session %s: %w: no readable head: %s (%s)", name, ErrCorrupt, ss.damage[len(ss.damage)-1], hint)
 	}
@@ -659,8 +666,27 @@ func (s *LogStore) List(ctx context.Context, f Filter) ([]SessionInfo, error) {
 	if err != nil && len(names) == 0 {
 		return nil, err
 	}
-	return listSessions(ctx, names, f, s.opts.now(), s.info)
+	info := s.info
+	if _, ok := s.b.(*fileLog); ok {
+		// A session whose lock a writer holds (a save in progress, or a
+		// writer stopped mid-save) is listed as busy after a while, not
+		// waited for: the other sessions are listed all the same.
+		info = func(ctx context.Context, name string) (SessionInfo, error) {
+			wctx, cancel := context.WithTimeout(ctx, listLockWait)
+			defer cancel()
+			in, err := s.info(wctx, name)
+			if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				return SessionInfo{Session: name, Busy: true}, nil
+			}
+			return in, err
+		}
+	}
+	return listSessions(ctx, names, f, s.opts.now(), info)
 }
+
+// listLockWait is how long List waits for a session's lock before it
+// lists the session as busy.
+const listLockWait = 2 * time.Second
 
 // listSessions is the one listing loop: each session's summary, filtered
 // and sorted, damaged sessions (SessionInfo.Damaged) among them, with the
@@ -688,6 +714,11 @@ func listSessions(ctx context.Context, names []string, f Filter, now time.Time, 
 			}
 		case err != nil:
 			errs = append(errs, err)
+			continue
+		case in.Busy:
+			if len(f.Status) == 0 { // nothing read: no status or age to filter by
+				out = append(out, in)
+			}
 			continue
 		}
 		if f.match(&in, now) {

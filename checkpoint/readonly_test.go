@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/compactkit/compact/checkpoint"
+	"github.com/compactkit/compact/checkpoint/storetest"
 )
 
 // QA-22 (regression): a store on a read-only medium (a mounted backup, a snapshot) cannot
@@ -55,5 +56,40 @@ func TestReadOnlyStoreReadable(t *testing.T) {
 	}
 	if err := s.Save(ctx, c, c.ID); err == nil {
 		t.Error("a save on a read-only store succeeded")
+	}
+}
+
+// TestListShowsABusySession (QA-29): a session whose lock a writer holds
+// is listed as busy after a bounded wait, the others as usual.
+func TestListShowsABusySession(t *testing.T) {
+	dir := t.TempDir()
+	growingSession(t, dir, 2)
+	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other := storetest.Sample("s2", 0)
+	if err := s.Save(context.Background(), other, ""); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "s1", "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	defer fresh.Close()
+	infos, err := fresh.List(context.Background(), checkpoint.Filter{})
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("List beside a held lock: %v %+v", err, infos)
+	}
+	for _, in := range infos {
+		if (in.Session == "s1") != in.Busy {
+			t.Errorf("%+v", in)
+		}
 	}
 }

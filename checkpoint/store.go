@@ -329,6 +329,25 @@ func Recover(ctx context.Context, s Store, session string) (*Checkpoint, error) 
 	return r.Recover(ctx, session)
 }
 
+// StartOver sets aside the log of a session that has no readable head and
+// no checkpoint Recover could make one (damage in its first batch, or in
+// what every checkpoint shares), keeping it under another name for a
+// closer look, so that the next save, with parent "", starts the session
+// over. It returns where the damaged log now is. A session whose head
+// reads is left alone (ErrInvalid).
+func StartOver(ctx context.Context, s Store, session string) (string, error) {
+	if err := checkSession(session); err != nil {
+		return "", err
+	}
+	so, ok := s.(interface {
+		StartOver(ctx context.Context, session string) (string, error)
+	})
+	if !ok {
+		return "", fmt.Errorf("%w: this store cannot start sessions over", ErrInvalid)
+	}
+	return so.StartOver(ctx, session)
+}
+
 // checkIDs validates a session and a checkpoint ID before a store looks
 // either up.
 func checkIDs(session, id string) error {

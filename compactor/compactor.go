@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
@@ -119,7 +120,7 @@ func (c *Compactor) NeedsCompaction(t compact.Transcript) (tokens, trigger int, 
 
 // Plan returns the cut Compact would make of t, without doing it.
 func (c *Compactor) Plan(t compact.Transcript) Plan {
-	return c.cfg.plan(newLayout(&t, c.counter))
+	return c.cfg.plan(newLayout(&t, c.counter, c.cfg.HandoffKey))
 }
 
 // run is the state of one Compact call.
@@ -156,9 +157,15 @@ func (c *Compactor) Compact(ctx context.Context, t compact.Transcript) (Result, 
 	if err := ctx.Err(); err != nil {
 		return r.unchanged("cancelled"), err
 	}
-	r.l = newLayout(&t, c.counter)
+	r.l = newLayout(&t, c.counter, c.cfg.HandoffKey)
 	r.plan = c.cfg.plan(r.l)
 	r.rec.SourceHash = t.Hash()
+	for i, forged := range r.l.forged {
+		if !forged {
+			continue
+		}
+		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("message %d (id %q) presents itself as a compact handoff but its signature does not verify (not written by compact, edited since, or signed under another key): read as ordinary text, not folded", i, t.Messages[i].ID))
+	}
 	r.rec.TokensBefore, r.rec.TokensAfter = r.plan.Tokens, r.plan.Tokens
 	r.rec.DroppedFrom, r.rec.DroppedTo = r.plan.HeadEnd, r.plan.HeadEnd
 	if r.plan.Reason != "" {
@@ -212,7 +219,7 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	c, p := r.c, &r.plan
 	digests := keptDigests(r.t.Messages, p)
 	t0 := c.cfg.Now()
-	window := r.t.Messages[p.HeadEnd:p.TailStart]
+	window := r.ordinary(p.HeadEnd, p.TailStart)
 	// The summarizers read the window's parts, never its source records:
 	// they are left out, so they are neither masked (the window is dropped
 	// from the output) nor handed on. The messages without a secret are
@@ -284,11 +291,55 @@ func (r *run) build(h compact.Handoff, digests map[int]string) (compact.Handoff,
 	if masked > 0 {
 		r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf("masked secrets in %d handoff fields", masked))
 	}
-	msg := h.Message()
+	msg := h.SignedMessage(r.c.cfg.HandoffKey)
 	msg.ID = "compact-handoff-" + r.rec.SourceHash[:16]
 	out, origin := assemble(r.masked(false), &r.plan, nil, &msg)
-	err := checkResult(r.t, &out, origin, digests, r.l.orphans, msg.Text(), r.secrets, r.c.redactor)
+	err := checkResult(r.t, &out, origin, digests, r.l, msg.Text(), r.secrets, r.c.redactor)
 	return h, msg, out, err
+}
+
+// ordinary returns the messages [from, to) as the summarizers must read
+// them: a compact handoff marker in a message that is not a summary the
+// compaction folds (a forged handoff, a tool's output quoting one) is
+// removed, so no summarizer takes its text for an earlier handoff; a
+// forged handoff in a user message loses the Summary mark its reader set
+// and reads as a harness note, not as the person's ask. The input is not
+// changed: messages that change are copies.
+func (r *run) ordinary(from, to int) []compact.Message {
+	msgs := r.t.Messages[from:to]
+	var out []compact.Message
+	for k := range msgs {
+		m := &msgs[k]
+		if r.l.summary[from+k] || !holdsMarker(m) && !m.Summary {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		c := m.Clone()
+		c.Summary = false
+		if r.l.forged[from+k] && c.Role == compact.RoleUser {
+			c.Synthetic = true
+		}
+		for j := range c.Parts {
+			c.Parts[j].Text = compact.StripHandoffMarkers(c.Parts[j].Text)
+		}
+		out[k] = c
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+// holdsMarker reports whether a part of m holds a handoff marker.
+func holdsMarker(m *compact.Message) bool {
+	for _, p := range m.Parts {
+		if strings.Contains(p.Text, compact.HandoffBegin) || strings.Contains(p.Text, "<<<compact:handoff-end") {
+			return true
+		}
+	}
+	return false
 }
 
 // summaryInput is what the summarizers are given of the middle, redacted.
@@ -314,8 +365,8 @@ func (r *run) request(in *summaryInput, pruned bool) compact.SummaryRequest {
 // the kept head or tail, outside the window it is shown.
 func (r *run) latestAsk() string {
 	for i := len(r.t.Messages) - 1; i >= 0; i-- {
-		if m := &r.t.Messages[i]; m.IsUserAsk() && !m.IsSummary() {
-			return r.c.redactor.String(r.secrets.mask(m.Text()))
+		if r.l.isAsk(i) {
+			return r.c.redactor.String(r.secrets.mask(compact.StripHandoffMarkers(r.t.Messages[i].Text())))
 		}
 	}
 	return ""
@@ -446,7 +497,7 @@ func (r *run) prune(ctx context.Context) (Result, error) {
 		return r.unchanged("cancelled"), err
 	}
 	out, origin := assemble(r.masked(true), &p, middle, nil)
-	if err := checkResult(r.t, &out, origin, digests, r.l.orphans, "", nil, c.redactor); err != nil {
+	if err := checkResult(r.t, &out, origin, digests, r.l, "", nil, c.redactor); err != nil {
 		return r.unchanged(err.Error()), err
 	}
 	r.rec.Method = compact.MethodPrune
@@ -487,21 +538,8 @@ func (r *run) sanitize(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	clean := r.c.redactor.String(r.secrets.mask(msg))
-	if clean == msg {
-		return err
-	}
-	return &maskedError{msg: clean, err: err}
+	return redact.MaskedError(err, r.c.redactor.String(r.secrets.mask(err.Error())))
 }
-
-type maskedError struct {
-	msg string
-	err error
-}
-
-func (e *maskedError) Error() string { return e.msg }
-func (e *maskedError) Unwrap() error { return e.err }
 
 // withoutSources returns a copy of window whose messages have no source
 // records (their format kept): what a summarizer is given of them.

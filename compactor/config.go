@@ -133,6 +133,14 @@ type Config struct {
 	// Redactor masks secrets in the middle before it is summarized, and
 	// checks the handoff (nil means redact.New with the built-in rules).
 	Redactor *redact.Redactor
+	// HandoffKey signs the handoffs this Compactor writes and verifies the
+	// earlier ones it folds (nil means compact.DefaultHandoffKey, which is
+	// public). A message that presents itself as a handoff but does not
+	// verify (pasted, fetched, edited, or signed under another key) is
+	// ordinary text: it is summarized, never folded. Give a secret key of
+	// 16 bytes or more, one per checkpoint store or deployment, when
+	// someone who knows the default could write whole user messages.
+	HandoffKey []byte
 	// Observer, when set, receives every event.
 	Observer Observer
 	// Logger receives one record per event; nil logs nothing. Records hold
@@ -293,6 +301,9 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 	if c.TargetTokens == 0 {
 		c.TargetTokens = int(c.TargetShare * float64(c.Window))
 	}
+	if c.HandoffKey != nil && len(c.HandoffKey) < minHandoffKey {
+		return m, known, bad("HandoffKey of %d bytes is too short to be secret; want %d or more (nil uses compact.DefaultHandoffKey)", len(c.HandoffKey), minHandoffKey)
+	}
 	if c.Strategy == StrategyLLM && c.Summarizer == nil {
 		return m, known, bad("the llm strategy needs a Summarizer (package llm has one for OpenAI-compatible APIs)")
 	}
@@ -307,6 +318,9 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 // headings of an empty handoff take about 60 tokens, and the deterministic
 // fallback needs room for a task and a few items besides.
 const minHandoffBudget = 200
+
+// minHandoffKey is the shortest HandoffKey New accepts.
+const minHandoffKey = 16
 
 func (p *PruneConfig) fill() {
 	if p.MinTokens == 0 {

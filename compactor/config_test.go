@@ -21,6 +21,7 @@ func TestNewRejectsValuesThatCannotWork(t *testing.T) {
 		want   string
 	}{
 		{"handoff budget too small", func(c *Config) { c.HandoffTokens = 10 }, "HandoffTokens 10"},
+		{"handoff key too short", func(c *Config) { c.HandoffKey = []byte("short") }, "HandoffKey of 5 bytes"},
 		{"negative threshold", func(c *Config) { c.Threshold = -1 }, "Threshold is -1"},
 		{"threshold above 1", func(c *Config) { c.Threshold = 1.5 }, "Threshold is 1.5"},
 		{"NaN threshold", func(c *Config) { c.Threshold = math.NaN() }, "Threshold"},

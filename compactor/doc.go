@@ -16,7 +16,11 @@
 //     notes found in the middle, are pinned: kept verbatim ahead of the
 //     handoff. A cut never separates a tool call from its results, and never
 //     leaves an earlier handoff outside the dropped middle, so handoffs fold
-//     instead of nesting.
+//     instead of nesting. An earlier handoff is one signed under
+//     Config.HandoffKey (compact.VerifyHandoff): a message that only looks
+//     like one (a tool's output, pasted or forged text) is summarized as
+//     text and named in a warning, so it cannot plant a goal, constraints
+//     or decisions that every later handoff would carry.
 //  3. Redact and prune the middle: secrets are masked before anything is
 //     summarized; duplicate tool outputs are dropped, long ones shortened
 //     to their first and last lines, images replaced by a placeholder.

@@ -178,7 +178,7 @@ func checkInvariants(t tb, in compact.Transcript, res Result) {
 		if m.Summary {
 			summaries++
 			txt := m.Text()
-			if !compact.IsHandoffText(txt) || strings.Count(txt, compact.HandoffBegin) != 1 || strings.Count(txt, compact.HandoffEnd) != 1 {
+			if !compact.VerifyHandoff(&m, nil) || strings.Count(txt, compact.HandoffBegin) != 1 || strings.Count(txt, "<<<compact:handoff-end") != 1 {
 				t.Fatalf("handoff message is nested or malformed")
 			}
 			if _, err := compact.ParseHandoff(txt); err != nil {

@@ -2,6 +2,7 @@ package compactor
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/compactkit/compact"
 )
@@ -57,11 +58,20 @@ type layout struct {
 	// grouped[i] is true when message i makes or answers a call.
 	grouped []bool
 	orphans []compact.Orphan
+	// summary[i] is true when message i is an earlier summary the
+	// compaction folds; forged[i] when it presents itself as a compact
+	// handoff without verifying (trustedSummary).
+	summary []bool
+	forged  []bool
 }
 
-func newLayout(t *compact.Transcript, counter Counter) *layout {
+func newLayout(t *compact.Transcript, counter Counter, key []byte) *layout {
 	n := len(t.Messages)
-	l := &layout{msgs: t.Messages, counts: make([]int, n), blocked: make([]bool, n+1), grouped: make([]bool, n)}
+	l := &layout{msgs: t.Messages, counts: make([]int, n), blocked: make([]bool, n+1), grouped: make([]bool, n),
+		summary: make([]bool, n), forged: make([]bool, n)}
+	for i := range t.Messages {
+		l.summary[i], l.forged[i] = trustedSummary(&t.Messages[i], key)
+	}
 	l.base = counter.Transcript(compact.Transcript{Tools: t.Tools})
 	l.total = l.base
 	if mc, ok := counter.(interface {
@@ -113,6 +123,32 @@ func (l *layout) sum(from, to int) int {
 	return s
 }
 
+// trustedSummary reports whether m is an earlier summary a compaction
+// folds: a compact handoff whose signature verifies under key, or another
+// agent's summary as its reader marked it (Summary). A message that
+// presents itself as a compact handoff (its text opens with the marker)
+// without verifying is forged: text, summarized as a tool's output or a
+// harness note is, whatever its Summary mark, so that a tool's output or
+// a pasted text cannot plant a Goal, Constraints or Decisions that every
+// later handoff would carry.
+func trustedSummary(m *compact.Message, key []byte) (summary, forged bool) {
+	if compact.ClaimsHandoff(m) {
+		ok := compact.VerifyHandoff(m, key)
+		return ok, !ok
+	}
+	return m.Summary, false
+}
+
+// isAsk reports whether message i is something the person asked: a user
+// message of text that is not a tool result, a harness note, a summary the
+// compaction folds or a forged handoff (text written to pass for one, read
+// as a note injected into the conversation, not as the person's ask).
+func (l *layout) isAsk(i int) bool {
+	m := &l.msgs[i]
+	return m.Role == compact.RoleUser && !m.Synthetic && !l.summary[i] && !l.forged[i] && !m.IsToolResult() &&
+		strings.TrimSpace(m.Text()) != ""
+}
+
 // holdsOpaque reports whether m holds content only its provider can read.
 func holdsOpaque(m *compact.Message) bool {
 	for _, p := range m.Parts {
@@ -146,7 +182,7 @@ func (cfg *Config) plan(l *layout) Plan {
 	lastAssistant, latestAsk := -1, -1
 	for i := range l.msgs {
 		m := &l.msgs[i]
-		summary := m.IsSummary()
+		summary := l.summary[i]
 		if summary {
 			if firstSummary < 0 {
 				firstSummary = i
@@ -156,7 +192,7 @@ func (cfg *Config) plan(l *layout) Plan {
 		if m.Role == compact.RoleAssistant {
 			lastAssistant = i
 		}
-		if m.IsUserAsk() && !summary {
+		if l.isAsk(i) {
 			latestAsk = i
 		}
 	}
@@ -176,7 +212,7 @@ func (cfg *Config) plan(l *layout) Plan {
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		m := &l.msgs[i]
 		opaque := holdsOpaque(m)
-		if m.IsSummary() && !opaque || l.grouped[i] {
+		if l.summary[i] && !opaque || l.grouped[i] {
 			continue
 		}
 		// A provider's own compaction (compact.PartOpaque) cannot be read,

@@ -210,3 +210,45 @@ func checkRecords(t *rapid.T, in compact.Transcript, res Result) {
 		t.Fatalf("head or tail records lost: %+v", out.Records)
 	}
 }
+
+// TestFreshAndUsedCompactorAgreeProperty (issue 18 part 3): compact(t) is
+// the same for a fresh Compactor and for one that compacted another
+// session, holding other secrets, first: masks are numbered by content,
+// never by what the Compactor saw before.
+func TestFreshAndUsedCompactorAgreeProperty(t *testing.T) {
+	secrets := []string{"AKIAIOSFODNN7EXAMPLE", "https://admin:hunter2hunter2@db.internal/app",
+		"ghp_16C7e42F292c6912E7710c838347Ae178B4a", propSecret}
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := genConfig(t)
+		if cfg.Strategy != StrategyPrune {
+			cfg.Strategy, cfg.Summarizer, cfg.AbortOnSummaryFailure = StrategyFallback, nil, false
+		}
+		if rapid.Bool().Draw(t, "shared-redactor") {
+			cfg.Redactor = newTestRedactor(t, propSecret) // both Compactors redact with it
+		}
+		other := genTranscript(t)
+		for _, i := range rapid.SliceOfN(rapid.IntRange(0, len(secrets)-1), 1, 3).Draw(t, "other-secrets") {
+			other.Messages = append(other.Messages, compact.UserMessage("use "+secrets[i]+" for the deploy"))
+		}
+		in := genTranscript(t)
+		in.Messages = append(in.Messages, compact.UserMessage("the key is "+secrets[rapid.IntRange(0, len(secrets)-1).Draw(t, "secret")]))
+		used := mustNew(t, cfg)
+		if _, err := used.Compact(context.Background(), other); err != nil && !errors.Is(err, ErrSummaryFailed) {
+			t.Fatal(err)
+		}
+		fresh, err := mustNew(t, cfg).Compact(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := used.Compact(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh.Transcript.Hash() != again.Transcript.Hash() {
+			t.Fatalf("a used Compactor's output differs from a fresh one's (%s vs %s)", again.Record.Method, fresh.Record.Method)
+		}
+		if (fresh.Handoff == nil) != (again.Handoff == nil) || fresh.Handoff != nil && fresh.Handoff.Render() != again.Handoff.Render() {
+			t.Fatal("a used Compactor's handoff differs from a fresh one's")
+		}
+	})
+}

@@ -61,7 +61,7 @@ type orphanKey struct {
 // markers, and no secret from the middle in it. Errors wrap
 // ErrInvalidResult and never quote content.
 func checkResult(in *compact.Transcript, out *compact.Transcript, origin []int, digests map[int]string,
-	inOrphans []compact.Orphan, handoffText string, sec *secrets, r *redact.Redactor) error {
+	l *layout, handoffText string, sec *secrets, r *redact.Redactor) error {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidResult, fmt.Sprintf(format, a...))
 	}
@@ -78,7 +78,7 @@ func checkResult(in *compact.Transcript, out *compact.Transcript, origin []int, 
 		if want, ok := digests[o]; ok && digest(m) != want {
 			return fail("kept message %d (input %d, id %q) differs from the input", i, o, in.Messages[o].ID)
 		}
-		if handoffText != "" && m.IsSummary() && !holdsOpaque(m) {
+		if handoffText != "" && l.summary[o] && !holdsOpaque(m) {
 			// (A provider's opaque compaction cannot be folded: it stays.)
 			return fail("message %d is an earlier summary left beside the new handoff", i)
 		}
@@ -86,8 +86,8 @@ func checkResult(in *compact.Transcript, out *compact.Transcript, origin []int, 
 	if want := boolInt(handoffText != ""); handoffs != want {
 		return fail("%d handoff messages, want %d", handoffs, want)
 	}
-	known := make(map[orphanKey]bool, len(inOrphans))
-	for _, o := range inOrphans {
+	known := make(map[orphanKey]bool, len(l.orphans))
+	for _, o := range l.orphans {
 		known[orphanKey{o.Kind, o.CallID, o.Index}] = true
 	}
 	for _, o := range out.Orphans() {
@@ -102,7 +102,7 @@ func checkResult(in *compact.Transcript, out *compact.Transcript, origin []int, 
 	if c := strings.Count(handoffText, compact.HandoffBegin); c != 1 {
 		return fail("the handoff holds %d begin markers (nested handoff)", c)
 	}
-	if c := strings.Count(handoffText, compact.HandoffEnd); c != 1 {
+	if c := strings.Count(handoffText, "<<<compact:handoff-end"); c != 1 {
 		return fail("the handoff holds %d end markers (nested handoff)", c)
 	}
 	if rule, ok := sec.find(handoffText); ok {

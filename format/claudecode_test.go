@@ -415,6 +415,6 @@ func Example_compactClaudeCode() {
 	// Output:
 	// system compact_boundary 1b62d769 <- null false
 	// user  u1 <- 1b62d769 false
-	// user  3dc2cc53 <- u1 true
-	// assistant  a2 <- 3dc2cc53 false
+	// user  5565ff88 <- u1 true
+	// assistant  a2 <- 5565ff88 false
 }

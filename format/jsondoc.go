@@ -250,16 +250,13 @@ func markHandoff(m *compact.Message) {
 
 // IsHandoff reports whether m is a handoff compact wrote: a user message
 // of text alone (no call, no result) whose whole text is one handoff, from
-// compact.HandoffBegin and the preamble to compact.HandoffEnd. A tool
-// output or a message that merely opens with the marker (a fetched page,
-// pasted text) is not one, so it is never folded as compact's own summary.
+// compact.HandoffBegin and the preamble to the end marker
+// (compact.IsHandoffMessage). A tool output or a message that merely opens
+// with the marker (a fetched page, pasted text) is not one, so it is never
+// folded as compact's own summary. The signature is the compactor's to
+// check (compact.VerifyHandoff): a reader has no key.
 func IsHandoff(m *compact.Message) bool {
-	if m.Role != compact.RoleUser || m.IsToolResult() || len(m.ToolCalls()) > 0 {
-		return false
-	}
-	t := strings.TrimSpace(m.Text())
-	return strings.HasPrefix(t, compact.HandoffBegin) && strings.HasSuffix(t, compact.HandoffEnd) &&
-		strings.Contains(t, compact.HandoffPreamble)
+	return compact.IsHandoffMessage(m)
 }
 
 // splitDataURL splits a data: URL into media type and base64 data.

@@ -81,18 +81,5 @@ func (m *masker) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	clean := m.clean(msg)
-	if clean == msg {
-		return err
-	}
-	return &maskedError{msg: clean, err: err}
+	return redact.MaskedError(err, m.clean(err.Error()))
 }
-
-type maskedError struct {
-	msg string
-	err error
-}
-
-func (e *maskedError) Error() string { return e.msg }
-func (e *maskedError) Unwrap() error { return e.err }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,13 +23,15 @@ type RedisServer struct {
 	t    testing.TB
 	dir  string
 	port int
+	args []string
 	cmd  *exec.Cmd
 }
 
-// StartRedis starts a redis-server for the test and stops it at its end.
+// StartRedis starts a redis-server for the test and stops it at its end;
+// args are more of redis-server's options ("--requirepass", "pw").
 // Without redis-server on PATH the test is skipped, or fails when
 // COMPACT_REQUIRE_REDIS is set.
-func StartRedis(t testing.TB) *RedisServer {
+func StartRedis(t testing.TB, args ...string) *RedisServer {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv(RequireRedis) != "" {
@@ -42,7 +45,7 @@ func StartRedis(t testing.TB) *RedisServer {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	r := &RedisServer{t: t, dir: t.TempDir(), port: port}
+	r := &RedisServer{t: t, dir: t.TempDir(), port: port, args: args}
 	r.Start()
 	t.Cleanup(r.Stop)
 	return r
@@ -54,10 +57,10 @@ func (r *RedisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.port)
 // Start starts the server and waits until it answers PING.
 func (r *RedisServer) Start() {
 	r.t.Helper()
-	r.cmd = exec.Command("redis-server",
+	r.cmd = exec.Command("redis-server", append([]string{
 		"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
 		"--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
-		"--daemonize", "no", "--logfile", filepath.Join(r.dir, "redis.log"))
+		"--daemonize", "no", "--logfile", filepath.Join(r.dir, "redis.log")}, r.args...)...)
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("start redis-server: %v", err)
 	}
@@ -82,7 +85,8 @@ func (r *RedisServer) answers() bool {
 		return false
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && line == "+PONG\r\n"
+	// A server that requires a password answers, asking for it.
+	return err == nil && (line == "+PONG\r\n" || strings.HasPrefix(line, "-NOAUTH"))
 }
 
 // Stop shuts the server down (SIGTERM: it writes its append-only file).

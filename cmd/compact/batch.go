@@ -651,7 +651,9 @@ func writeBatchOutput(path string, t compact.Transcript, r *fileResult) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
 	}
-	removeStaleTemps(dir, filepath.Base(path))
+	// The batch holds its output directory's lock: every temporary file
+	// of path no process holds is debris, whatever its age.
+	removeStaleTemps(dir, filepath.Base(path), 0)
 	h := sha256.New()
 	err := writeFileAtomic(path, func(w io.Writer) error {
 		return format.Write(io.MultiWriter(w, h), t, format.Name(t.Format))
@@ -661,21 +663,6 @@ func writeBatchOutput(path string, t compact.Transcript, r *fileResult) error {
 	}
 	r.OutputSHA256 = hex.EncodeToString(h.Sum(nil))
 	return nil
-}
-
-// removeStaleTemps removes the temporary files writeFileAtomic names after
-// base that a run killed mid-write left in dir.
-func removeStaleTemps(dir, base string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	prefix := "." + base + ".tmp-"
-	for _, e := range entries {
-		if rest, ok := strings.CutPrefix(e.Name(), prefix); ok && rest != "" && e.Type().IsRegular() {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
 }
 
 // watchSignals returns a channel closed on the first SIGINT or SIGTERM (or

@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
+	"github.com/compactkit/compact/checkpoint/storetest"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/corpus"
 )
@@ -141,15 +140,7 @@ func sameTrees(t *testing.T, a, b string) {
 
 func readBatchReport(t *testing.T, path string) batchReport {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r batchReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("report: %v\n%s", err, b)
-	}
-	return r
+	return readJSON[batchReport](t, path)
 }
 
 // byName indexes a report's files by their path's base name.
@@ -407,11 +398,7 @@ func newSlowLLM(t *testing.T, delay time.Duration) *slowLLM {
 		case <-r.Context().Done():
 			return
 		}
-		h := compact.Handoff{TaskSnapshot: "Fix the flaky test in pkg/cache.", Goal: "A green pkg/cache.",
-			ErrorsAndFixes: []string{"TestEvict: got 3 entries, want 2"}}
-		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": h.Render()}}}})
+		b := handoffCompletion()
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(b)
 	}))
@@ -880,32 +867,7 @@ func TestBatchSaverConflict(t *testing.T) {
 
 // TestBatchRedisStore keeps a batch's progress in a real redis-server.
 func TestBatchRedisStore(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("COMPACT_REQUIRE_REDIS") != "" {
-			t.Fatal("redis-server is not on PATH and COMPACT_REQUIRE_REDIS is set")
-		}
-		t.Skip("redis-server is not on PATH; set COMPACT_REQUIRE_REDIS=1 to make this a failure")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	dir := t.TempDir()
-	srv := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--logfile", filepath.Join(dir, "log"))
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	spec := "redis://127.0.0.1:" + port + "/5"
-	waitFor(t, "redis-server", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	spec := "redis://" + storetest.StartRedis(t).Addr() + "/5"
 
 	in, out := t.TempDir(), t.TempDir()
 	writeFiles(t, in, map[string]string{"a.json": chat(40), "b.json": chat(41)})

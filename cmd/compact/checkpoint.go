@@ -18,6 +18,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/checkpoint"
 	_ "github.com/compactkit/compact/checkpoint/redis" // redis:// stores
+	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/safeurl"
 	"github.com/compactkit/compact/redact"
 	"github.com/redis/go-redis/v9"
@@ -142,6 +143,7 @@ const checkpointUsage = `compact checkpoint list|show|history|resume|token|prune
 const checkpointExamples = `  compact checkpoint list --status failed,paused --max-age 24h
   compact checkpoint list --like "fix the failing build"      # resumable sessions like this task
   compact checkpoint show SESSION [ID] [--json]
+  compact checkpoint show SESSION --transcript -o resumed.jsonl  # the stored transcript, as its agent reads it
   compact checkpoint history SESSION
   compact checkpoint resume SESSION                           # what runs next
   compact checkpoint token SESSION --user alice --ttl 10m     # a resume token for its pending action
@@ -149,6 +151,7 @@ const checkpointExamples = `  compact checkpoint list --status failed,paused --m
   compact checkpoint prune --keep 20 --max-age 720h
   compact checkpoint verify --store redis://127.0.0.1:6379/0
   compact checkpoint recover SESSION                          # after verify found no readable head
+  compact checkpoint recover --start-over SESSION             # nothing readable: set the log aside, start over
 `
 
 func runCheckpoint(ctx context.Context, e *env, args []string) error {
@@ -288,6 +291,9 @@ func cpList(ctx context.Context, e *env, args []string) error {
 				updated = "-"
 			}
 		}
+		if in.Busy {
+			status, done, updated, task = "BUSY", "?", "-", "(a writer holds its lock: a save in progress, or a writer stopped mid-save)"
+		}
 		if in.Encrypted != "" {
 			done, task = "?", fmt.Sprintf("(encrypted with key %s; set $%s)", in.Encrypted, checkpointKeyEnv)
 		}
@@ -350,13 +356,30 @@ func cpOneLine(s string, n int) string {
 }
 
 func cpShow(ctx context.Context, e *env, args []string) error {
-	fs := newCPFlags(e, "show", "show SESSION [ID] [--json]")
+	fs := newCPFlags(e, "show", "show SESSION [ID] [--json | --transcript [-o FILE] [--to FORMAT]]")
+	asTranscript := fs.Bool("transcript", false, "write the checkpoint's transcript as a file its agent reads (redacted as stored), instead of a summary")
+	out := fs.String("o", "", "with --transcript: write to `FILE` (atomically) instead of stdout")
+	to := fs.String("to", "", "with --transcript: write in this `FORMAT` (default: the transcript's own)")
 	rest, err := parseFlags(fs.FlagSet, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) < 1 || len(rest) > 2 {
 		return usageErrorf("checkpoint show: want SESSION [ID]")
+	}
+	if !*asTranscript && (*out != "" || *to != "") {
+		return usageErrorf("checkpoint show: -o and --to go with --transcript")
+	}
+	if *asTranscript && *fs.asJSON {
+		return usageErrorf("checkpoint show: --transcript writes the transcript itself; drop --json")
+	}
+	var toFormat format.Format
+	if *to != "" {
+		f, ok := format.Lookup(format.Name(*to))
+		if !ok || f.Write == nil {
+			return usageErrorf("checkpoint show: --to: cannot write %q (compact writes %s)", *to, formatNames(true))
+		}
+		toFormat = f
 	}
 	s, err := openStore(ctx, e, checkpointStoreSpec(e, *fs.store), nil, false)
 	if err != nil {
@@ -372,10 +395,34 @@ func cpShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return cpStoreError(err)
 	}
+	if *asTranscript {
+		return cpWriteTranscript(e, c, toFormat, *out)
+	}
 	if *fs.asJSON {
 		return cpPrintJSON(e.stdout, c)
 	}
 	return cpWriteSummary(e.stdout, c)
+}
+
+// cpWriteTranscript writes the transcript a checkpoint holds, in its own
+// format or in to, to path (atomically) or stdout: the file an agent
+// resumes from, as compact -o wrote it (redacted as stored).
+func cpWriteTranscript(e *env, c *checkpoint.Checkpoint, to format.Format, path string) error {
+	if c.Transcript == nil || len(c.Transcript.Messages) == 0 && len(c.Transcript.Records) == 0 {
+		return fmt.Errorf("checkpoint show --transcript: session %s, checkpoint %s holds no transcript", c.Session, c.ID)
+	}
+	t := *c.Transcript
+	name := format.Name(t.Format)
+	if to.Name != "" {
+		name = to.Name
+	} else if f, ok := format.Lookup(name); !ok || f.Write == nil {
+		return usageErrorf("checkpoint show --transcript: compact cannot write %s transcripts; pick one with --to (%s)", t.Format, formatNames(true))
+	}
+	if n := len(t.Records); n > 0 && !sameFamily(format.Name(t.Format), name) {
+		fmt.Fprintf(e.stderr, "compact: note: %d %s records (metadata: %s) have no place in %s and are not written\n",
+			n, t.Format, recordTypes(t.Records), name)
+	}
+	return writeOutput(e, path, func(w io.Writer) error { return format.Write(w, t, name) })
 }
 
 func cpWriteSummary(w io.Writer, c *checkpoint.Checkpoint) error {
@@ -767,10 +814,13 @@ type recoverReport struct {
 	Checkpoint string            `json:"checkpoint"`
 	Seq        int64             `json:"seq"`
 	Status     checkpoint.Status `json:"status"`
+	// SetAside is where --start-over put the damaged log.
+	SetAside string `json:"set_aside,omitempty"`
 }
 
 func cpRecover(ctx context.Context, e *env, args []string) error {
-	fs := newCPFlags(e, "recover", "recover SESSION... [--json]")
+	fs := newCPFlags(e, "recover", "recover SESSION... [--start-over] [--json]")
+	startOver := fs.Bool("start-over", false, "when no checkpoint before the damage can be read, set the damaged log aside (log.damaged-TIME) so the next save starts the session over")
 	rest, err := parseFlags(fs.FlagSet, args)
 	if err != nil {
 		return err
@@ -792,7 +842,22 @@ func cpRecover(ctx context.Context, e *env, args []string) error {
 	var errs []error
 	for _, session := range rest {
 		c, err := checkpoint.Recover(ctx, s, session)
+		if err != nil && *startOver && errors.Is(err, checkpoint.ErrCorrupt) {
+			where, serr := checkpoint.StartOver(ctx, s, session)
+			if serr != nil {
+				errs = append(errs, cpStoreError(errors.Join(err, serr)))
+				continue
+			}
+			reps = append(reps, recoverReport{Session: session, SetAside: where})
+			if !*fs.asJSON {
+				fmt.Fprintf(e.stdout, "%s: nothing before the damage could be read; the damaged log is kept as %s and the next save starts the session over\n", session, where)
+			}
+			continue
+		}
 		if err != nil {
+			if errors.Is(err, checkpoint.ErrCorrupt) {
+				err = fmt.Errorf("%w (--start-over sets the damaged log aside so the session can start over)", err)
+			}
 			errs = append(errs, cpStoreError(err))
 			continue
 		}

@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,34 +328,11 @@ func TestSaveCompactionCheckpoint(t *testing.T) {
 
 // With a redis-server on PATH, the same commands work against Redis.
 func TestCheckpointRedisStore(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("COMPACT_REQUIRE_REDIS") != "" {
-			t.Fatal("redis-server is not on PATH and COMPACT_REQUIRE_REDIS is set")
-		}
-		t.Skip("redis-server is not on PATH; set COMPACT_REQUIRE_REDIS=1 to make this a failure")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	srv := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--logfile", filepath.Join(dir, "log"))
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	spec := "redis://127.0.0.1:" + strconv.Itoa(port) + "/3"
+	srv := storetest.StartRedis(t)
+	spec := "redis://" + srv.Addr() + "/3"
 	vars := map[string]string{}
-	var c *checkpoint.Checkpoint
 	e := &env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, getenv: func(string) string { return "" }}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		c, err = saveCompactionCheckpoint(context.Background(), e, spec, "redis-sess", compact.Transcript{}, compact.Compaction{Method: compact.MethodNone}, nil)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
+	c, err := saveCompactionCheckpoint(context.Background(), e, spec, "redis-sess", compact.Transcript{}, compact.Compaction{Method: compact.MethodNone}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,8 +343,7 @@ func TestCheckpointRedisStore(t *testing.T) {
 	if out, _, code := cpRun(t, vars, "checkpoint", "verify", "--store", spec); code != 0 || !strings.Contains(out, "checked 1") {
 		t.Fatalf("verify on redis: %d %q", code, out)
 	}
-	srv.Process.Kill()
-	srv.Wait()
+	srv.Stop()
 	_, errOut, code = cpRun(t, vars, "checkpoint", "list", "--store", spec)
 	if code != 1 || !strings.Contains(errOut, "unavailable") {
 		t.Fatalf("list with redis down: %d %q", code, errOut)

@@ -32,22 +32,27 @@ func runCmd(t *testing.T, stdin string, environ map[string]string, args ...strin
 
 func readReport(t *testing.T, path string) compactReport {
 	t.Helper()
+	raw := readJSON[map[string]any](t, path)
+	for _, k := range []string{"tokens_before", "tokens_after", "method", "dropped_messages", "llm_attempts", "warnings"} {
+		if _, ok := raw[k]; !ok {
+			t.Fatalf("report lacks %q: %v", k, raw)
+		}
+	}
+	return readJSON[compactReport](t, path)
+}
+
+// readJSON decodes the JSON file at path, failing the test when it cannot.
+func readJSON[T any](t *testing.T, path string) T {
+	t.Helper()
+	var v T
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r compactReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("report: %v\n%s", err, b)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, b)
 	}
-	var raw map[string]any
-	json.Unmarshal(b, &raw)
-	for _, k := range []string{"tokens_before", "tokens_after", "method", "dropped_messages", "llm_attempts", "warnings"} {
-		if _, ok := raw[k]; !ok {
-			t.Fatalf("report lacks %q:\n%s", k, b)
-		}
-	}
-	return r
+	return v
 }
 
 // chat is an OpenAI Chat Completions transcript long enough to compact:
@@ -97,15 +102,7 @@ func TestCompactCommandFallbackWithoutLLM(t *testing.T) {
 		r.DroppedMessages == 0 || r.TokensAfter >= r.TokensBefore || r.LLMAttempts != 0 {
 		t.Fatalf("report %+v", r)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := format.Read(f, out, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := readTranscriptFile(t, out)
 	if tr.Format != string(format.OpenAIChat) || len(tr.Orphans()) != 0 {
 		t.Fatalf("output format %s, orphans %v", tr.Format, tr.Orphans())
 	}
@@ -152,15 +149,21 @@ func fakeLLM(t *testing.T, status int, calls *atomic.Int32) *httptest.Server {
 			io.WriteString(w, `{"error":{"message":"boom","type":"server_error"}}`)
 			return
 		}
-		h := compact.Handoff{TaskSnapshot: "Fix the flaky test in pkg/cache.", Goal: "A green pkg/cache.",
-			ErrorsAndFixes: []string{"TestEvict: got 3 entries, want 2"}}
-		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": h.Render()}}}})
-		w.Write(b)
+		w.Write(handoffCompletion())
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// handoffCompletion is a Chat Completions answer whose content is a
+// handoff: what the fake providers of these tests answer.
+func handoffCompletion() []byte {
+	h := compact.Handoff{TaskSnapshot: "Fix the flaky test in pkg/cache.", Goal: "A green pkg/cache.",
+		ErrorsAndFixes: []string{"TestEvict: got 3 entries, want 2"}}
+	b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": h.Render()}}}})
+	return b
 }
 
 func TestCompactCommandLLM(t *testing.T) {
@@ -342,6 +345,18 @@ func boolToInt(b bool) int {
 	return 0
 }
 
+// readTranscriptFile reads the transcript at path, failing the test when
+// it cannot.
+func readTranscriptFile(t *testing.T, path string) compact.Transcript {
+	t.Helper()
+	tr, err := readTranscript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// readTranscript reads the transcript at path in the format it is in.
 func readTranscript(path string) (compact.Transcript, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -52,6 +52,9 @@ func (o *compactOptions) config(e *env) (compactor.Config, error) {
 	if cfg.TargetTokens, cfg.TargetShare, err = parseTarget(o.target); err != nil {
 		return cfg, err
 	}
+	if cfg.HandoffKey, err = handoffKey(e); err != nil {
+		return cfg, err
+	}
 	if cfg.Models, err = modelTable(e, ""); err != nil {
 		return cfg, err
 	}
@@ -80,6 +83,24 @@ func (o *compactOptions) config(e *env) (compactor.Config, error) {
 		cfg.Summarizer = s
 	}
 	return cfg, nil
+}
+
+// handoffKeyEnv holds the key that signs the handoffs compact writes and
+// verifies the ones it folds; unset, compact.DefaultHandoffKey.
+const handoffKeyEnv = "COMPACT_HANDOFF_KEY"
+
+// handoffKey returns the handoff signing key of the environment, nil for
+// the documented default. A key too short to be secret is a usage error,
+// not a silent fallback to the public default.
+func handoffKey(e *env) ([]byte, error) {
+	v := e.getenv(handoffKeyEnv)
+	if v == "" {
+		return nil, nil
+	}
+	if len(v) < 16 {
+		return nil, usageErrorf("$%s holds %d bytes; a handoff key needs 16 or more", handoffKeyEnv, len(v))
+	}
+	return []byte(v), nil
 }
 
 // llmConfig is the LLM summarizer's configuration from the flags and the

@@ -107,7 +107,7 @@ func TestConvertHelp(t *testing.T) {
 func TestConvertCorpus(t *testing.T) {
 	for _, path := range corpusTranscripts(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			in := readCorpus(t, path)
+			in := readTranscriptFile(t, path)
 			code, out, errs := execCLI(t, "", "convert", "--to", "openai", path)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)

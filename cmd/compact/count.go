@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -134,20 +133,11 @@ func runCount(_ context.Context, e *env, args []string) error {
 // counter builds the token counter the flags ask for.
 func (o *countOptions) counter(e *env) (*tokens.Counter, error) {
 	opts := []tokens.Option{}
-	path := o.models
-	if path == "" {
-		path = e.getenv("COMPACT_MODELS")
+	models, err := modelTable(e, o.models)
+	if err != nil {
+		return nil, err
 	}
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, usageErrorf("model table: %w", err)
-		}
-		defer f.Close()
-		models := tokens.NewModels()
-		if err := models.Load(f, path); err != nil {
-			return nil, usageErrorf("model table: %w", err)
-		}
+	if models != nil {
 		opts = append(opts, tokens.WithModels(models))
 	}
 	if o.encoding != "" {

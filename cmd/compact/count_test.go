@@ -16,7 +16,6 @@ import (
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 	"pgregory.net/rapid"
 
-	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/tokens"
 )
 
@@ -74,15 +73,7 @@ func TestCountCorpus(t *testing.T) {
 			if rep.Model != "gpt-4o" || rep.Encoding != tokens.O200kBase || !rep.Exact || rep.Window != 128_000 {
 				t.Errorf("report: %+v", rep)
 			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			tr, err := format.Read(f, path, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := readTranscriptFile(t, path)
 			if want := counter.Transcript(tr); rep.Total != want {
 				t.Errorf("count says %d, tokens.Counter.Transcript %d", rep.Total, want)
 			}

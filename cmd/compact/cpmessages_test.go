@@ -136,3 +136,51 @@ func TestCheckpointToken(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointRecoverStartOver (QA-31): a session whose first batch is
+// damaged has nothing to recover; recover says --start-over, which sets the
+// damaged log aside, after which compact --checkpoint saves again.
+func TestCheckpointRecoverStartOver(t *testing.T) {
+	dir := t.TempDir()
+	seedStore(t, dir, checkpoint.Options{})
+	logPath := filepath.Join(dir, "docs", "log")
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := append([]byte(nil), data...)
+	damaged[20] ^= 0x5a // inside the first batch, which every checkpoint shares
+	os.WriteFile(logPath, damaged, 0o600)
+	vars := map[string]string{checkpointStoreEnv: dir}
+	out, errOut, code := cpRun(t, vars, "checkpoint", "recover", "docs")
+	if code != 1 || !strings.Contains(errOut, "--start-over") {
+		t.Fatalf("recover: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = cpRun(t, vars, "checkpoint", "recover", "--start-over", "docs")
+	if code != 0 || !strings.Contains(out, "the damaged log is kept as "+filepath.Join(dir, "docs", "log.damaged-")) {
+		t.Fatalf("recover --start-over: exit %d\n%s%s", code, out, errOut)
+	}
+	aside, _ := filepath.Glob(filepath.Join(dir, "docs", "log.damaged-*"))
+	if len(aside) != 1 {
+		t.Fatalf("set aside: %v", aside)
+	}
+	if kept, _ := os.ReadFile(aside[0]); !bytes.Equal(kept, damaged) {
+		t.Error("the damaged log was not kept as it was")
+	}
+	in := filepath.Join(t.TempDir(), "chat.json")
+	os.WriteFile(in, []byte(chat(40)), 0o600)
+	if code, _, stderr := runCmd(t, "", vars, "--force", "--summarizer", "fallback", "--checkpoint", dir, "--session", "docs",
+		"-o", filepath.Join(t.TempDir(), "out.json"), in); code != 0 {
+		t.Fatalf("save after starting over: exit %d %s", code, stderr)
+	}
+	if out, errOut, code := cpRun(t, vars, "checkpoint", "verify"); code != 0 {
+		t.Errorf("verify after starting over: exit %d\n%s%s", code, out, errOut)
+	}
+	// A readable session is not started over.
+	if _, errOut, code := cpRun(t, vars, "checkpoint", "recover", "--start-over", "deploy"); code != 0 || errOut != "" {
+		t.Errorf("recover --start-over of a readable session: exit %d %s", code, errOut)
+	}
+	if got, _ := filepath.Glob(filepath.Join(dir, "deploy", "log.damaged-*")); len(got) != 0 {
+		t.Errorf("a readable session was set aside: %v", got)
+	}
+}

@@ -65,8 +65,10 @@ func (r *inspectReport) addWarnings(ws []format.Warning) {
 type inspectHandoff struct {
 	Index int    `json:"index"`
 	ID    string `json:"id"`
-	// Kind is "compact" for a handoff compact wrote, "summary" for an
-	// agent's own compaction summary.
+	// Kind is "compact" for a handoff compact wrote (signed under
+	// COMPACT_HANDOFF_KEY or the default), "unverified compact" for one
+	// shaped like it that does not verify (compact reads it as text),
+	// "summary" for an agent's own compaction summary.
 	Kind string `json:"kind"`
 }
 
@@ -102,7 +104,11 @@ func runInspect(_ context.Context, e *env, args []string) error {
 	if _, err := io.Copy(io.Discard, counted); err != nil { // the size is the whole input's
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
-	rep := inspect(in.name, counted.n, &t)
+	key, err := handoffKey(e)
+	if err != nil {
+		return err
+	}
+	rep := inspect(in.name, counted.n, &t, key)
 	rep.addWarnings(warnings)
 	return writeOutput(e, "", func(w io.Writer) error {
 		if *asJSON {
@@ -115,7 +121,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 }
 
 // inspect summarises t.
-func inspect(file string, size int64, t *compact.Transcript) inspectReport {
+func inspect(file string, size int64, t *compact.Transcript, key []byte) inspectReport {
 	rep := inspectReport{
 		File: file, Format: t.Format, Bytes: size, Messages: len(t.Messages),
 		Roles: map[string]int{}, RecordTypes: map[string]int{}, Tools: len(t.Tools),
@@ -142,8 +148,12 @@ func inspect(file string, size int64, t *compact.Transcript) inspectReport {
 			}
 		}
 		switch {
-		case m.Summary && format.IsHandoff(&m):
+		case m.Summary && format.IsHandoff(&m) && compact.VerifyHandoff(&m, key):
 			rep.Handoffs = append(rep.Handoffs, inspectHandoff{i, m.ID, "compact"})
+		case m.Summary && format.IsHandoff(&m):
+			// Shaped as compact's handoff, not signed under the key
+			// (COMPACT_HANDOFF_KEY): compact reads it as text.
+			rep.Handoffs = append(rep.Handoffs, inspectHandoff{i, m.ID, "unverified compact"})
 		case m.Summary:
 			rep.Handoffs = append(rep.Handoffs, inspectHandoff{i, m.ID, "summary"})
 		}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/format"
 )
 
 // execCLI runs one command line against buffers.
@@ -20,22 +19,6 @@ func execCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
 	code = run(context.Background(), e, args)
 	return code, out.String(), errb.String()
-}
-
-// readCorpus reads a corpus file, skipping the test when its format's
-// reader is not registered yet.
-func readCorpus(t *testing.T, path string) compact.Transcript {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := format.Read(f, path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
 }
 
 // chatWithEverything has a tool pair, an orphan call at the end and a
@@ -154,7 +137,7 @@ func TestInspectHelp(t *testing.T) {
 func TestInspectCorpus(t *testing.T) {
 	for _, path := range corpusTranscripts(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			tr := readCorpus(t, path)
+			tr := readTranscriptFile(t, path)
 			code, out, errs := execCLI(t, "", "inspect", "--json", path)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)

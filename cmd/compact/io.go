@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // input is an opened FILE or stdin.
@@ -87,6 +89,9 @@ type outputFile struct {
 	device bool
 	write  func(io.Writer) error
 	tmp    string
+	// tmpFile stays open, and locked (lockTemp), until the rename: a
+	// later run takes an unlocked temporary file for debris.
+	tmpFile *os.File
 }
 
 // add registers an output: path "" or "-" is e's stdout.
@@ -132,6 +137,9 @@ func (o *outputSet) check() error {
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			return fmt.Errorf("output %s: %w", f.path, err)
 		}
+		// Temporary files of this output that a killed run left behind
+		// (SIGKILL, a power cut) go now.
+		removeStaleTemps(filepath.Dir(f.real), filepath.Base(f.real), staleTempAge)
 		// The temporary file goes beside the output: creating one now
 		// proves the directory exists and is writable.
 		tmp, err := createTemp(f.real, 0o600)
@@ -147,11 +155,12 @@ func (o *outputSet) check() error {
 // commit writes every output; see outputSet.
 func (o *outputSet) commit() (err error) {
 	defer func() {
-		if err != nil {
-			for _, f := range o.files {
-				if f.tmp != "" {
-					os.Remove(f.tmp)
-				}
+		for _, f := range o.files {
+			if f.tmpFile != nil {
+				f.tmpFile.Close()
+			}
+			if err != nil && f.tmp != "" {
+				os.Remove(f.tmp)
 			}
 		}
 	}()
@@ -172,6 +181,10 @@ func (o *outputSet) commit() (err error) {
 	for _, f := range o.files {
 		if f.tmp == "" {
 			continue
+		}
+		if closeBeforeRename {
+			f.tmpFile.Close()
+			f.tmpFile = nil
 		}
 		if err := os.Rename(f.tmp, f.real); err != nil {
 			return fmt.Errorf("replace %s: %w", f.path, err)
@@ -197,7 +210,7 @@ func (f *outputFile) writeTemp() error {
 	if err != nil {
 		return fmt.Errorf("create output: %w", err)
 	}
-	f.tmp = tmp.Name()
+	f.tmp, f.tmpFile = tmp.Name(), tmp
 	w := bufio.NewWriterSize(tmp, 1<<16)
 	err = f.write(w)
 	if err == nil {
@@ -215,9 +228,6 @@ func (f *outputFile) writeTemp() error {
 		if err = tmp.Sync(); err != nil {
 			err = fmt.Errorf("sync %s: %w", f.path, err)
 		}
-	}
-	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close %s: %w", f.path, cerr)
 	}
 	return err
 }
@@ -254,20 +264,54 @@ func (f *outputFile) name() string {
 	return f.path
 }
 
-// createTemp creates a new file named .BASE.tmp-RANDOM beside path (the
-// names "compact batch" clears after a crash), created with perm less the
-// umask.
+// createTemp creates a new file named .BASE.tmp-RANDOM beside path,
+// created with perm less the umask and locked (lockTemp) while it is open.
 func createTemp(path string, perm os.FileMode) (*os.File, error) {
 	dir, base := filepath.Split(path)
 	for range 10000 {
-		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		name := filepath.Join(dir, tempPrefix(base)+strconv.FormatUint(rand.Uint64(), 36))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
+		if err == nil {
+			lockTemp(f)
+		}
 		return f, err
 	}
 	return nil, fmt.Errorf("create a temporary file beside %s: too many attempts", path)
+}
+
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+// staleTempAge is how old an unlocked temporary file must be before a run
+// takes it for debris of a killed one: older than any rename that is
+// still to come after the write.
+const staleTempAge = time.Minute
+
+// removeStaleTemps removes the temporary files createTemp names after
+// base in dir that a run killed mid-write left behind: older than minAge
+// and held by no running process (tempInUse), so that a run writing the
+// same output at this moment keeps its own.
+func removeStaleTemps(dir, base string, minAge time.Duration) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(base)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < minAge {
+			continue
+		}
+		if path := filepath.Join(dir, e.Name()); !tempInUse(path) {
+			os.Remove(path)
+		}
+	}
 }
 
 // isTerminal reports whether f is a character device (a terminal), without

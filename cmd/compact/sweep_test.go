@@ -30,7 +30,7 @@ func TestCompactionSweep(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, file := range files {
-		in := readCorpusFile(t, file)
+		in := readTranscriptFile(t, file)
 		inProblems := problemSet(t, file)
 		for _, window := range []int{16000, 8000} {
 			name := filepath.Base(file) + "@" + strconv.Itoa(window)
@@ -40,7 +40,7 @@ func TestCompactionSweep(t *testing.T) {
 				t.Errorf("%s: exit %d: %s", name, code, stderr)
 				continue
 			}
-			got := readCorpusFile(t, out)
+			got := readTranscriptFile(t, out)
 			if got.Format != in.Format {
 				t.Errorf("%s: read back as %s, want %s", name, got.Format, in.Format)
 			}
@@ -84,20 +84,6 @@ func sweepSample(t *testing.T, files []string) []string {
 		}
 	}
 	return out
-}
-
-func readCorpusFile(t *testing.T, path string) compact.Transcript {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := format.Read(f, path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
 }
 
 // problemList runs compact check's logic on a file.
@@ -147,7 +133,7 @@ func TestCompactionNeverSplitsAModelTurn(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	for _, file := range files {
-		in := readCorpusFile(t, file)
+		in := readTranscriptFile(t, file)
 		before := splitTurns(&in)
 		had := map[string]bool{}
 		for _, o := range in.Orphans() {
@@ -162,7 +148,7 @@ func TestCompactionNeverSplitsAModelTurn(t *testing.T) {
 				t.Errorf("compact %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 				continue
 			}
-			got := readCorpusFile(t, out)
+			got := readTranscriptFile(t, out)
 			for _, id := range splitTurns(&got) {
 				if !slices.Contains(before, id) {
 					t.Errorf("compact %s: message %s: reasoning cut off from its turn", strings.Join(args, " "), id)
