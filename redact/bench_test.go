@@ -152,6 +152,8 @@ func adversarialInputs() map[string]string {
 		"percent-run":       rep("%41"),
 		"percent-fields":    rep("a%3Db%26"),
 		"split-quoted":      rep("\"ghp_abc\n  def\n"),
+		"split-quoted-crlf": rep("\"ghp_abc\r\n  def\r\n"),
+		"split-quoted-cr":   rep("'ghp_abc\r  def\r"),
 	}
 }
 

@@ -226,9 +226,9 @@ func angleWord(v string) bool {
 
 // placeholderMarked reports a placeholder marker (example, changeme,
 // your_, dummy, ...) in v. A short one of letters only (todo, fake, dummy)
-// must stand as a word: at v's start or end, or between separators or a
-// change of case; the same letters inside a random run (…TODOXWUS…) are
-// chance.
+// must stand as a word, written in one case (todo, TODO, Todo): at v's
+// start or end, or between separators or a change of case; the same
+// letters inside a random run (…TODOXWUS…, …-TOdoHG…) are chance.
 func placeholderMarked(v string) bool {
 	found := false
 	placeholderSet().Find(v, func(start, id int) {
@@ -241,9 +241,22 @@ func placeholderMarked(v string) bool {
 			return
 		}
 		end := start + len(m)
-		found = markerBound(v, start-1, start, true) && markerBound(v, end, end-1, false)
+		found = wordCase(v[start:end]) && markerBound(v, start-1, start, true) && markerBound(v, end, end-1, false)
 	})
 	return found
+}
+
+// wordCase reports letters written as a word is: all lower case, all upper
+// case, or capitalised (todo, TODO, Todo). Random letters mix cases
+// (TOdo, tOdO) far more often than not.
+func wordCase(w string) bool {
+	upper := 0
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 'A' && w[i] <= 'Z' {
+			upper++
+		}
+	}
+	return upper == 0 || upper == len(w) || upper == 1 && w[0] >= 'A' && w[0] <= 'Z'
 }
 
 func onlyLetters(s string) bool {

@@ -1000,7 +1000,7 @@ func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 		vs := k + 1
 		for j := vs; j < len(t) && j-vs < 16384; j++ {
 			c := t[j]
-			if c == '\n' && q != '`' {
+			if (c == '\n' || c == '\r') && q != '`' {
 				return vs, j, j > vs
 			}
 			if c == q || (esc > 0 && c == '"') {
@@ -1033,7 +1033,8 @@ func tagAt(t string, j int) bool {
 	for k < len(t) && (t[k]|0x20 >= 'a' && t[k]|0x20 <= 'z' || t[k] == '-' || t[k] == ':') {
 		k++
 	}
-	return k > j+1 && (k == len(t) || t[k] == '>' || t[k] == ' ' || t[k] == '/')
+	// <x>, <x attr, <x/>; "<x/y" is a path or random bytes, not a tag.
+	return k > j+1 && (k == len(t) || t[k] == '>' || t[k] == ' ' || t[k] == '/' && k+1 < len(t) && t[k+1] == '>')
 }
 
 // typographicQuotes pair the opening and closing quotation marks a
@@ -1329,10 +1330,18 @@ func looksLikePattern(v string) bool {
 	if v[0] == '(' && (v[len(v)-1] == ')' || strings.Contains(v, "(?") || strings.Contains(v, `\`) || parenthesisedWord(v)) {
 		return true // (optional), (?i)..., (\d+), (bool, (self.username
 	}
-	if strings.Contains(v, "{") && strings.Contains(v, "}") {
+	if i := strings.IndexByte(v, '{'); i >= 0 && strings.IndexByte(v[i:], '}') > 0 {
 		return true
 	}
-	for _, m := range []string{"(?", "[^", `\d`, `\w`, `\s`, `\b`} {
+	// A group or a class is closed: (?:x), (?i), [^a]. In a random
+	// password "(?" or "[^" opens nothing.
+	if i := strings.Index(v, "(?"); i >= 0 && strings.IndexByte(v[i:], ')') > 0 {
+		return true
+	}
+	if i := strings.Index(v, "[^"); i >= 0 && strings.IndexByte(v[i:], ']') > 0 {
+		return true
+	}
+	for _, m := range []string{`\d`, `\w`, `\s`, `\b`} {
 		if strings.Contains(v, m) {
 			return true
 		}

@@ -136,10 +136,20 @@ func TestDetect(t *testing.T) {
 		{"quoted header argument", `curl -H 'X-Db-Password: a<b)cK9#x2Lq' https://x`, `curl -H 'X-Db-Password: [REDACTED:password#1]' https://x`},
 		{"doppler service token with its config", "DOPPLER_TOKEN_X dp.st.prd_backend.WXJPF2KauuyViX2jNss3H3yKUENtYhPfvF6ISqyWvP", "DOPPLER_TOKEN_X [REDACTED:doppler-token#1]"},
 
+		{"password holding an unclosed (? and %", `mysql_root_password = "cATaIfADW5(?CXb4e%cQK"`, `mysql_root_password = "[REDACTED:password#1]"`},
+		{"percent-encoded password opening (?!", "jdbc:postgresql://db:5432/a?user=svc&password=5Qh%28%3F%21px43hulkI5xf8Y33&ssl=true", "jdbc:postgresql://db:5432/a?user=svc&password=[REDACTED:password#1]&ssl=true"},
+		{"marker letters in mixed case are chance", "JwtSecret=e3ogAa3n2QncGQ2Msv7ZQ9sxoJrpAa-TOdoHGeDdaEU=", "JwtSecret=[REDACTED:secret#1]"},
+		{"a < in a password opens no tag", "PASSWORD=ExDMB<yHZjo/SO0M", "PASSWORD=[REDACTED:password#1]"},
 		// Encoded and split secrets (issue 17, leak 7).
 		{"base64-wrapped", "echo T1BFTkFJX0FQSV9LRVk9c2stcHJvai1RdzNyVDd5VTlpTzFwQTVzRDJmRzhoSjRrTDZ6WDBjVjdiTjNtUTF3RTVyVDl5VTJpTzRwQTZzRDhmRzBoCg== | base64 -d > .env", "echo [REDACTED:openai-api-key#1] | base64 -d > .env"},
 		{"percent-encoded", "POST /login body=password%3DKq7%23mZ2p9vLw%26user%3Dapp&next=%2Fhome", "POST /login body=password%3D[REDACTED:password#1]%26user%3Dapp&next=%2Fhome"},
 		{"key split by a line break", "api_key = \"sk-proj-Qw3rT7yU9iO1pA5sD2fG8hJ4kL6z\n    X0cV7bN3mQ1wE5rT9yU2iO4pA6sD8fG0h\"\nnext = 1", "api_key = \"[REDACTED:openai-api-key#1]\"\nnext = 1"},
+		{"key split by a CRLF line break", "api_key = \"sk-proj-Qw3rT7yU9iO1pA5sD2fG8hJ4kL6z\r\n    X0cV7bN3mQ1wE5rT9yU2iO4pA6sD8fG0h\"\r\nnext = 1\r\n", "api_key = \"[REDACTED:openai-api-key#1]\"\r\nnext = 1\r\n"},
+		{"key split by a lone CR", "token: 'ghp_R8d2kLq9ZxV3mN7pT4wY\r6bC1sF5hJ020REME'", "token: '[REDACTED:github-token#1]'"},
+		{"key split by an escaped CRLF in JSON", `{"api_key": "sk-proj-Qw3rT7yU9iO1pA5sD2fG8hJ4kL6z\r\nX0cV7bN3mQ1wE5rT9yU2iO4pA6sD8fG0h", "next": 1}`, `{"api_key": "[REDACTED:openai-api-key#1]", "next": 1}`},
+		{"key split by an escaped line break in JSON inside JSON", `{"out": "{\"x\": \"ghp_R8d2kLq9ZxV3mN7pT4wY\\r\\n6bC1sF5hJ020REME\", \"n\": 1}"}`, `{"out": "{\"x\": \"[REDACTED:github-token#1]\", \"n\": 1}"}`},
+		{"key split by an escaped line break in source", `token = "ghp_R8d2kLq9ZxV3mN7pT4wY\n6bC1sF5hJ020REME"`, `token = "[REDACTED:github-token#1]"`},
+		{"CRLF ends a quoted value", "password = \"Kq7mZ2p9vLwQ\r\nretries = 3\r\n", "password = \"[REDACTED:password#1]\r\nretries = 3\r\n"},
 		{"base64 of no secret", "data: SGVsbG8sIHdvcmxkISBUaGlzIGlzIGp1c3QgYSBncmVldGluZy4=", ""},
 
 		// Kubernetes and Docker.

@@ -80,15 +80,28 @@ func decodeScan(sc *scan) {
 // splitRunByte reports bytes of a token a line break may split.
 func splitRunByte(c byte) bool { return isTokenByte(c) || c == ':' || c == '~' }
 
-// splitScan looks at every line that ends inside a quoted token.
+// splitScan looks at every line that ends inside a quoted token. A line
+// ends at a line feed, a carriage return and line feed (Windows files, and
+// "\r\n" escaped in JSON, which the JSON view decodes), a carriage return
+// alone, or one of these written as escapes (\n, \r\n, \r: a string in
+// source code, or JSON inside a JSON string).
 func splitScan(sc *scan) {
 	t := sc.text
-	for i := 0; ; {
-		nl := strings.IndexByte(t[i:], '\n')
-		if nl < 0 {
+	// The next LF, CR and escaped LF and CR, each found by its own
+	// (vectorised) search and looked for again only once passed.
+	next := [4]nextIndex{{s: "\n", at: -1}, {s: "\r", at: -1}, {s: `\n`, at: -1}, {s: `\r`, at: -1}}
+	for i := 0; i < len(t); {
+		e := len(t)
+		for k := range next {
+			e = min(e, next[k].from(t, i))
+		}
+		if e == len(t) {
 			return
 		}
-		e := i + nl
+		if t[e] == '\\' && escapedAt(t, e) { // \\n: an escaped backslash, then n
+			i = e + 1
+			continue
+		}
 		s := e
 		for s > 0 && e-s < 512 && splitRunByte(t[s-1]) {
 			s--
@@ -96,8 +109,58 @@ func splitScan(sc *scan) {
 		if s < e && s > 0 && isQuote(t[s-1]) {
 			e = sc.splitValue(s, e)
 		}
-		i = e + 1
+		i = e + max(1, lineBreakLen(t, e))
 	}
+}
+
+// nextIndex is the position of the next s in a text, at or after where it
+// was last asked from; len(text) when there is none.
+type nextIndex struct {
+	s  string
+	at int
+}
+
+func (n *nextIndex) from(t string, i int) int {
+	if n.at < i {
+		if k := strings.Index(t[i:], n.s); k >= 0 {
+			n.at = i + k
+		} else {
+			n.at = len(t)
+		}
+	}
+	return n.at
+}
+
+// lineBreakLen is the length of the line break at t[i]: "\r\n", "\n" or a
+// lone "\r", or the same written as escapes; 0 for none.
+func lineBreakLen(t string, i int) int {
+	switch {
+	case i >= len(t):
+		return 0
+	case t[i] == '\n':
+		return 1
+	case t[i] == '\r':
+		if i+1 < len(t) && t[i+1] == '\n' {
+			return 2
+		}
+		return 1
+	case t[i] == '\\' && i+1 < len(t):
+		switch {
+		case t[i+1] == 'n':
+			return 2
+		case t[i+1] == 'r':
+			if strings.HasPrefix(t[i+2:], `\n`) {
+				return 4
+			}
+			return 2
+		}
+	}
+	return 0
+}
+
+// quoteAt reports the quote q at t[i], or the same quote escaped (\").
+func quoteAt(t string, i int, q byte) bool {
+	return i < len(t) && (t[i] == q || t[i] == '\\' && i+1 < len(t) && t[i+1] == q)
 }
 
 // subScan scans decoded text and reports the rule of the strongest secret
@@ -202,8 +265,8 @@ func (sc *scan) splitValue(s, e int) int {
 	type piece struct{ at, from int }
 	pieces := []piece{{0, s}}
 	j := e
-	for lines := 0; lines < 3 && j < len(t) && t[j] == '\n'; lines++ {
-		k := j + 1
+	for lines := 0; lines < 3 && lineBreakLen(t, j) > 0; lines++ {
+		k := j + lineBreakLen(t, j)
 		for k < len(t) && (t[k] == ' ' || t[k] == '\t') {
 			k++
 		}
@@ -216,11 +279,11 @@ func (sc *scan) splitValue(s, e int) int {
 		}
 		pieces = append(pieces, piece{len(joined), k})
 		joined = append(joined, t[k:m]...)
-		if m < len(t) && t[m] == q {
+		if quoteAt(t, m, q) {
 			break
 		}
 		j = m
-		if j >= len(t) || t[j] != '\n' {
+		if lineBreakLen(t, j) == 0 {
 			return e
 		}
 	}
@@ -229,7 +292,7 @@ func (sc *scan) splitValue(s, e int) int {
 	}
 	last := pieces[len(pieces)-1]
 	end := last.from + len(joined) - last.at
-	if end >= len(t) || t[end] != q {
+	if !quoteAt(t, end, q) {
 		return e
 	}
 	toText := func(p int) int { // joined offset to text offset

@@ -27,6 +27,11 @@ var adversarialSeeds = []string{
 	"password=password=password=", `"token": "\"token\": \""`, "-----BEGIN RSA PRIVATE KEY-----\n-----BEGIN", "a://b:c@d://e:f@",
 	"[REDACTED:x#1][REDACTED", "kind: Secret\ndata:\n  a: |\n    b\n", "eyJ-eyJ.eyJ", "\\\\\\\"token\\\\\\\": \\\\\\\"",
 	"key: |\n  " + tGitHub + "\n", "x\\n" + tOpenAI + "\\u00", "login is a / b\xff", "Q~Q~1Q~", "1234567:AA",
+	// Keys split by a line break inside their quotes: CR LF, a lone CR,
+	// escaped breaks, JSON inside a JSON string.
+	"k = \"" + tGitHub[:20] + "\r\n  " + tGitHub[20:] + "\"\r\n", "k = '" + tGitHub[:20] + "\r" + tGitHub[20:] + "'",
+	`{"k": "` + tGitHub[:20] + `\r\n` + tGitHub[20:] + `"}`, `{"o": "{\"k\": \"` + tGitHub[:20] + `\\r\\n` + tGitHub[20:] + `\"}"}`,
+	`"ab\\\n` + tGitHub + `\r\n\"`,
 }
 
 func FuzzRedact(f *testing.F) {

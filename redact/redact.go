@@ -66,8 +66,11 @@ type Finding struct {
 	End   int    `json:"end"`
 	// Message and Part locate the finding in a transcript (Transcript only);
 	// Field names what was scanned there: "text", "thinking", "arguments",
-	// "result", "image", "source" (the message's raw source records),
-	// "record" (a non-message record), "envelope" or "tool".
+	// "target" (the tool call's tag, ToolCall.Target), "result", "image",
+	// "source" (the message's raw source records), "record" (a
+	// non-message record), "envelope", "tool" (a tool's description) or
+	// "tool-parameters" (its parameters' JSON Schema; Part is the tool's
+	// index).
 	Message int    `json:"message,omitempty"`
 	Part    int    `json:"part,omitempty"`
 	Field   string `json:"field,omitempty"`

@@ -57,6 +57,12 @@ func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcr
 		var found []Finding
 		c.Tools[i].Description, found = r.redactDoc(c.Tools[i].Description, mk)
 		note(found, 0, i, "tool")
+		// A schema's descriptions, defaults and enums are written by
+		// people, examples and now and then a real key among them.
+		if len(c.Tools[i].Parameters) > 0 {
+			c.Tools[i].Parameters, found = r.redactRaw(c.Tools[i].Parameters, mk)
+			note(found, 0, i, "tool-parameters")
+		}
 	}
 	return c, all
 }
@@ -88,6 +94,15 @@ func (r *Redactor) maskMessage(m compact.Message, i int, mk *masker, share bool,
 			note(found, i, j, "arguments")
 			if len(found) > 0 {
 				edit().Parts[j].ToolCall.Arguments = args
+			}
+		}
+		// The reader's tag repeats what the arguments hold (a command, a
+		// path, a URL): masked alike, it gets the same masks.
+		if p := &m.Parts[j]; p.ToolCall != nil && p.ToolCall.Target != "" {
+			target, found := r.redactDoc(p.ToolCall.Target, mk)
+			note(found, i, j, "target")
+			if target != p.ToolCall.Target {
+				edit().Parts[j].ToolCall.Target = target
 			}
 		}
 		if p := &m.Parts[j]; p.Image != nil && p.Image.URL != "" {
@@ -170,6 +185,7 @@ func (m *masker) reserveTranscript(t compact.Transcript) {
 			m.reserve(p.Text)
 			if p.ToolCall != nil {
 				m.reserveBytes(p.ToolCall.Arguments)
+				m.reserve(p.ToolCall.Target)
 			}
 		}
 		for _, rec := range msg.Source.Records {
@@ -182,6 +198,7 @@ func (m *masker) reserveTranscript(t compact.Transcript) {
 	m.reserveBytes(t.Envelope)
 	for _, tool := range t.Tools {
 		m.reserve(tool.Description)
+		m.reserveBytes(tool.Parameters)
 	}
 }
 

@@ -95,14 +95,16 @@ func plantTranscript(t *testing.T) (string, []planted) {
 	msgs := []msg{{"role": "system", "content": "You are a coding agent."},
 		{"role": "user", "content": "Fix the flaky test in pkg/cache. My setup:\n" + strings.Join(lines, "\n")}}
 	call := 0
-	tool := func(output string) {
+	toolCmd := func(cmd, output string) {
 		id := fmt.Sprintf("call_%03d", call)
 		call++
+		args, _ := json.Marshal(map[string]string{"cmd": cmd})
 		msgs = append(msgs, msg{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": id, "type": "function",
-			"function": map[string]any{"name": "bash", "arguments": `{"cmd":"go test ./pkg/cache -run TestEvict -count=1"}`}}}})
+			"function": map[string]any{"name": "bash", "arguments": string(args)}}}})
 		msgs = append(msgs, msg{"role": "tool", "tool_call_id": id, "content": output + "\n" +
 			strings.Repeat("--- FAIL: TestEvict (0.01s) cache_test.go:42: got 3 entries, want 2\n", 30)})
 	}
+	tool := func(output string) { toolCmd("go test ./pkg/cache -run TestEvict -count=1", output) }
 	tool("ok") // the first exchange is kept with the head
 	for _, s := range middle {
 		secrets = append(secrets, planted{"middle", s.Family, s.Value})
@@ -134,6 +136,9 @@ func plantTranscript(t *testing.T) (string, []planted) {
 	split := len(ant.Value) / 2
 	tool("api_key = \"" + ant.Value[:split] + "\n    " + ant.Value[split:] + "\"") // leak 7: split by a line break
 	secrets = append(secrets, planted{"middle-split", ant.Family, ant.Value[:split]}, planted{"middle-split", ant.Family, ant.Value[split:]})
+	split = len(gh.Value) / 2
+	tool("[auth]\r\ntoken = '" + gh.Value[:split] + "\r\n" + gh.Value[split:] + "'\r\n") // QA-3: split by a Windows line break
+	secrets = append(secrets, planted{"middle-split-crlf", gh.Family, gh.Value[:split]}, planted{"middle-split-crlf", gh.Family, gh.Value[split:]})
 
 	// Clean calls between the middle and the tail: the kept tail holds at
 	// least four messages, and must not reach into the planted middle.
@@ -146,6 +151,14 @@ func plantTranscript(t *testing.T) (string, []planted) {
 		secrets = append(secrets, planted{"tail", s.Family, s.Value})
 	}
 	tool(strings.Join(lines, "\n"))
+	// A kept call's command holding a token (QA-20): the reader tags the
+	// call with the command (ToolCall.Target), which checkpoints store.
+	for _, s := range tail {
+		if s.Family == "github-token" {
+			toolCmd(`curl -s -H "Authorization: Bearer `+s.Value+`" https://api.github.com/user`, `{"login": "dev"}`)
+			secrets = append(secrets, planted{"tail-command", s.Family, s.Value})
+		}
+	}
 	msgs = append(msgs, msg{"role": "assistant", "content": "Fixed: eviction now runs before insert."})
 	b, err := json.MarshalIndent(msgs, "", "  ")
 	if err != nil {
@@ -286,7 +299,7 @@ func checkSinks(t *testing.T, run string, secrets []planted, sinks map[string]st
 	leaks := 0
 	for _, s := range secrets {
 		for _, n := range names {
-			if (s.where == "head" || s.where == "tail") && kept(n) {
+			if (s.where == "head" || strings.HasPrefix(s.where, "tail")) && kept(n) {
 				continue
 			}
 			if leakedStrict(s.value, sinks[n]) {

@@ -58,7 +58,7 @@ func Generate(seed uint64) []Case {
 	}
 	for _, n := range negatives {
 		for _, c := range contexts {
-			if c.id == "split-line" || !n.anywhere && secretByConstruction[c.id] {
+			if c.positiveOnly || !n.anywhere && secretByConstruction[c.id] {
 				continue
 			}
 			for i := 0; i < 3; i++ {

@@ -41,6 +41,9 @@ type context struct {
 	lines bool
 	// only, if set, restricts the families the context takes.
 	only func(f *family) bool
+	// positiveOnly: the context splits a secret's value; negatives
+	// (references, expressions) are not written there.
+	positiveOnly bool
 	// render writes the slot; ok false means this slot does not fit.
 	render func(g *gen, s slot) rendered
 	// ref returns a reference to a secret kept elsewhere, as this
@@ -581,14 +584,39 @@ var contexts = []*context{
 		r.noKeep = true
 		return r
 	}},
-	{id: "split-line", only: func(f *family) bool { return !f.multiline && f.shaped }, render: func(g *gen, s slot) rendered {
+	{id: "split-line", positiveOnly: true, only: splittable, render: func(g *gen, s slot) rendered {
 		// A key wrapped by a terminal or an editor inside its quotes.
 		v := s.v.text
-		cut := len(v)/3 + g.r.IntN(len(v)/3+1)
+		cut := splitAt(g, v)
 		n := snake(s.name)
 		text := fmt.Sprintf("%s = \"%s\n    %s\"\nretries = 3\n", n, v[:cut], v[cut:])
-		r := rendered{text: text, value: v[:cut], more: []string{v[cut:]}, keep: []string{"retries = 3"}, ok: true, tags: []string{"split"}}
-		return r
+		return rendered{text: text, value: v[:cut], more: []string{v[cut:]}, keep: []string{"retries = 3"}, ok: true, tags: []string{"split"}}
+	}},
+	{id: "split-line-crlf", positiveOnly: true, only: splittable, render: func(g *gen, s slot) rendered {
+		// The same in a Windows file, where every line ends in CR LF, or
+		// wrapped at a lone CR.
+		v := s.v.text
+		cut := splitAt(g, v)
+		brk := pick(g, []string{"\r\n", "\r\n", "\r"})
+		n := pick(g, []string{snake(s.name), envName(s.name), camel(s.name)})
+		text := fmt.Sprintf("[service]\r\n%s = '%s%s  %s'\r\nretries = 3\r\n", n, v[:cut], brk, v[cut:])
+		return rendered{text: text, value: v[:cut], more: []string{v[cut:]}, keep: []string{"retries = 3\r\n", "[service]\r\n"}, ok: true, tags: []string{"split", "crlf"}}
+	}},
+	{id: "split-line-json", positiveOnly: true, only: splittable, render: func(g *gen, s slot) rendered {
+		// A wrapped key saved in JSON (a tool's output, a pasted
+		// config): the break is an escape in the string, \n or \r\n.
+		v := s.v.text
+		cut := splitAt(g, v)
+		brk := pick(g, []string{`\n`, `\r\n`, `\r\n    `})
+		a, b := jsonInner(v[:cut]), jsonInner(v[cut:])
+		text := fmt.Sprintf("{\"service\": \"billing\", \"%s\": \"%s%s%s\", \"retries\": 3}", camel(s.name), a, brk, b)
+		if g.chance(0.4) {
+			// The same JSON inside a JSON string (a tool's output in a
+			// transcript): the escapes are escaped once more.
+			text, a, b = jsonString(text), jsonInner(a), jsonInner(b)
+			return rendered{text: fmt.Sprintf("{\"tool_output\": %s}\n", text), value: a, more: []string{b}, keep: []string{`\"retries\": 3`, `"tool_output"`}, ok: true, tags: []string{"split", "json", "json-in-json"}}
+		}
+		return rendered{text: text + "\n", value: a, more: []string{b}, keep: []string{`"retries": 3`, `"service": "billing"`}, ok: true, tags: []string{"split", "json"}}
 	}},
 	{id: "xml", render: func(g *gen, s slot) rendered {
 		switch g.r.IntN(3) {
@@ -636,3 +664,10 @@ func headerFor(g *gen, s slot) (string, string) {
 func indent(s, pre string) string {
 	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
 }
+
+// splittable families are those a split context takes: one-line values
+// of a recognisable shape (a password cut in two is two words).
+func splittable(f *family) bool { return !f.multiline && f.shaped }
+
+// splitAt picks where a wrap cuts v: in its middle third.
+func splitAt(g *gen, v string) int { return len(v)/3 + g.r.IntN(len(v)/3+1) }
