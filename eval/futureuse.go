@@ -42,6 +42,9 @@ type Options struct {
 	// DecayWindow is the window of the decay replay; zero sizes it to each
 	// session (see decay).
 	DecayWindow int
+	// Read says how the measured sessions are read (damaged lines,
+	// invalid UTF-8), as every command that reads a transcript does.
+	Read format.ReadOptions
 }
 
 // Evaluator measures what compactions keep. It is safe for concurrent use
@@ -111,6 +114,11 @@ type Row struct {
 	TokensAfter  int            `json:"tokens_after"`
 	PruneTokens  int            `json:"prune_tokens,omitempty"`
 	Method       compact.Method `json:"method"`
+	// OverWindow marks a compaction whose output does not fit the usable
+	// window (compact itself warns "over the window"). Such a row is still
+	// measured and totalled, as the reference scorer counts it; the total
+	// says how many there were.
+	OverWindow bool `json:"over_window,omitempty"`
 	// Missing lists the needed facts the output lost, sorted, with what
 	// kind of name each is and where the dropped middle had it.
 	Missing []Missing `json:"missing,omitempty"`
@@ -150,7 +158,7 @@ type FileResult struct {
 // File measures one session read from r; name labels it.
 func (e *Evaluator) File(ctx context.Context, name string, r io.Reader) FileResult {
 	res := FileResult{File: name}
-	s, err := readSession(name, r)
+	s, err := readSession(name, r, e.opts.Read)
 	if err != nil {
 		res.Error = err.Error()
 		res.Unrecognised = errors.Is(err, format.ErrUnknownFormat)
@@ -209,6 +217,7 @@ func (e *Evaluator) cut(ctx context.Context, s *session, frac float64) (Row, boo
 		return row, false
 	}
 	row.DroppedFrom, row.DroppedTo, row.Method = a, b, res.Record.Method
+	row.OverWindow = res.Overflow() != nil
 	row.TokensBefore, row.TokensAfter = res.Record.TokensBefore, res.Record.TokensAfter
 	out, err := written(res.Transcript)
 	if err != nil {

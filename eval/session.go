@@ -45,8 +45,8 @@ type chatRecord struct {
 }
 
 // readSession reads a transcript in any format and converts it.
-func readSession(name string, r io.Reader) (*session, error) {
-	t, err := format.Read(r, name, "")
+func readSession(name string, r io.Reader, o format.ReadOptions) (*session, error) {
+	t, err := format.ReadWith(r, name, "", o)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,9 @@ type Summary struct {
 	// not be measured.
 	Rows   int `json:"rows"`
 	Errors int `json:"errors"`
+	// OverWindow counts the measured rows whose compaction did not fit
+	// its usable window (Row.OverWindow).
+	OverWindow int `json:"over_window,omitempty"`
 
 	Need     int `json:"need"`
 	Kept     int `json:"kept"`
@@ -65,6 +68,9 @@ func Summarize(results []FileResult) Summary {
 				continue
 			}
 			s.Rows++
+			if r.OverWindow {
+				s.OverWindow++
+			}
 			s.Need += r.Need
 			s.Kept += r.Kept
 			s.Recency += r.Recency

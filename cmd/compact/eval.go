@@ -111,7 +111,10 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	var measured []eval.FileResult
 	var skipped []string
 	for i, r := range results {
-		if r.Unrecognised && !explicit[files[i].path] {
+		// What batch skips (a link to a directory, a special file) and
+		// what no format recognises under a directory are skipped, not
+		// failed.
+		if files[i].skip != "" || r.Unrecognised && !explicit[files[i].path] {
 			skipped = append(skipped, files[i].rel)
 			continue
 		}
@@ -137,7 +140,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		err = writeOutput(e, "", func(w io.Writer) error {
 			writeEvalTable(w, measured, sum, o.missing)
 			if len(skipped) > 0 {
-				fmt.Fprintf(w, "\nskipped %s (no known format recognises them): %s\n", plural(len(skipped), "file"), strings.Join(skipped, ", "))
+				fmt.Fprintf(w, "\nskipped %s (no known format recognises them, or not regular files): %s\n", plural(len(skipped), "file"), strings.Join(skipped, ", "))
 			}
 			return nil
 		})
@@ -192,6 +195,9 @@ func (o *evalOptions) evalOptions(e *env) (eval.Options, error) {
 		if err != nil || !(c > 0 && c < 1) {
 			return eval.Options{}, usageErrorf("--cuts %q: want shares in (0, 1) separated by commas", o.cuts)
 		}
+		if slices.Contains(cuts, c) {
+			return eval.Options{}, usageErrorf("--cuts %q: %g is given twice (each cut is measured once)", o.cuts, c)
+		}
 		cuts = append(cuts, c)
 	}
 	switch {
@@ -206,7 +212,8 @@ func (o *evalOptions) evalOptions(e *env) (eval.Options, error) {
 	if err != nil {
 		return eval.Options{}, err
 	}
-	opts := eval.Options{Cuts: cuts, Config: cfg, Decay: o.decay, DecayWindow: o.decayWindow, CountModel: o.model}
+	opts := eval.Options{Cuts: cuts, Config: cfg, Decay: o.decay, DecayWindow: o.decayWindow, CountModel: o.model,
+		Read: readOptions(e, o.read, nil)}
 	if opts.Decay == 0 {
 		opts.Decay = -1
 	}
@@ -299,6 +306,10 @@ func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, miss
 			fmt.Fprintf(w, "; prune keeps %.4f at %.1f× the compacted size", sum.PruneRecall, float64(sum.PruneTokens)/float64(sum.TokensAfter))
 		}
 		fmt.Fprintln(w)
+	}
+	if sum.OverWindow > 0 {
+		fmt.Fprintf(w, "%s of %d compacted over the usable window (compact warns \"over the window\"); measured and totalled all the same, as future_use.py counts them\n",
+			plural(sum.OverWindow, "cut"), sum.Rows)
 	}
 	for _, d := range sum.Decay {
 		if d.Compaction != 1 && d.Compaction != 2 && d.Compaction != 4 && d.Compaction != len(sum.Decay) {

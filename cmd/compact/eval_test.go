@@ -151,3 +151,71 @@ func TestEvalUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalReadFlags is QA-21 (a): eval reads sessions as the read flags
+// say: with --skip-bad-lines a damaged line is skipped, not a failure.
+func TestEvalReadFlags(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/sessions/claudecode_invoicer.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	damaged := strings.Join(lines[:39], "") + "{broken json\n" + strings.Join(lines[39:], "")
+	file := filepath.Join(t.TempDir(), "dmg.jsonl")
+	if err := os.WriteFile(file, []byte(damaged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, "", nil, "eval", "--quiet", "--decay", "0", file)
+	if code != exitFailure || !strings.Contains(out, "1 measurement failed") {
+		t.Errorf("without --skip-bad-lines: exit %d:\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = runCmd(t, "", nil, "eval", "--quiet", "--decay", "0", "--skip-bad-lines", file)
+	if code != exitOK || strings.Contains(out, "measurement failed") || !strings.Contains(stderr, "dmg.jsonl:40") {
+		t.Errorf("--skip-bad-lines: exit %d, the file was not measured, or the skip not said:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestEvalCutsAndSkips is QA-21 (c) and the symlink case: a cut given
+// twice is a usage error, and a link to a directory under a measured
+// directory is skipped (as compact batch skips it), not a failure.
+func TestEvalCutsAndSkips(t *testing.T) {
+	dir := t.TempDir()
+	file := evalSession(t, dir)
+	if code, _, stderr := runCmd(t, "", nil, "eval", "--cuts", "0.5,0.5", file); code != exitUsage || !strings.Contains(stderr, "twice") {
+		t.Errorf("--cuts 0.5,0.5: exit %d, %s", code, stderr)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "self")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	code, out, stderr := runCmd(t, "", nil, "eval", "--quiet", "--decay", "0", dir)
+	if code != exitOK || strings.Contains(out, "failed") || !strings.Contains(out, "skipped 1 file") {
+		t.Errorf("a link to a directory: exit %d:\n%s%s", code, out, stderr)
+	}
+}
+
+// TestEvalOverWindow is QA-21 (b): a cut whose compaction does not fit its
+// window is marked, and the table says how many there were.
+func TestEvalOverWindow(t *testing.T) {
+	file := "../../testdata/sessions/claudecode_invoicer.jsonl"
+	code, out, stderr := runCmd(t, "", nil, "eval", "--quiet", "--decay", "0", "--window", "100", file)
+	if code != exitOK || !strings.Contains(out, "3 cuts of 3 compacted over the usable window") {
+		t.Errorf("exit %d:\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = runCmd(t, "", nil, "eval", "--quiet", "--decay", "0", "--json", "--window", "100", file)
+	var doc struct {
+		Files []struct {
+			Rows []struct {
+				OverWindow bool `json:"over_window"`
+			} `json:"rows"`
+		} `json:"files"`
+		Summary struct {
+			OverWindow int `json:"over_window"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
+		t.Fatalf("exit %d, %v:\n%s%s", code, err, out, stderr)
+	}
+	if doc.Summary.OverWindow != 3 || len(doc.Files) != 1 || len(doc.Files[0].Rows) != 3 || !doc.Files[0].Rows[0].OverWindow {
+		t.Errorf("over_window not marked: %+v", doc)
+	}
+}
