@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,14 +134,12 @@ func (l latencies) report(b *testing.B) {
 func apiBody(api servetest.API, size int, tag string, cold bool) []byte {
 	model := map[servetest.API]string{servetest.Chat: "gpt-4o", servetest.Responses: "gpt-4o", servetest.Messages: "claude-sonnet-4-5"}[api]
 	all := conversation(size/1500+10, 12)
-	turns := all[:1]
-	for _, tn := range all[1:] {
-		if len(request(api, model, turns, false)) >= size && tn.role != compact.RoleTool {
-			break
-		}
-		turns = append(turns, tn)
+	// The fewest turns that make size, ending on a tool result.
+	n := sort.Search(len(all), func(n int) bool { return len(request(api, model, all[:n], false)) >= size })
+	for n < len(all) && all[n-1].role != compact.RoleTool {
+		n++
 	}
-	turns = append(turns, turn{role: compact.RoleUser, text: "Next step " + tag})
+	turns := append(slices.Clone(all[:n]), turn{role: compact.RoleUser, text: "Next step " + tag})
 	if cold {
 		for i := range turns {
 			turns[i].text = tag + " " + turns[i].text

@@ -65,17 +65,17 @@ func TestStalledBodyTimesOut(t *testing.T) {
 // piece within the idle timeout and the whole longer than it, is served,
 // and a streamed answer after it is not cut by the body's deadline.
 func TestSlowBodyServed(t *testing.T) {
-	r := newRig(t, func(c *serve.Config) { c.BodyIdleTimeout = 300 * time.Millisecond })
+	r := newRig(t, func(c *serve.Config) { c.BodyIdleTimeout = 1500 * time.Millisecond })
 	for _, path := range []string{"/v1/chat/completions", "/v1/models"} {
 		t.Run(strings.TrimPrefix(path, "/v1/"), func(t *testing.T) {
 			body := request(servetest.Chat, gptModel, conversation(3, 20), true)
 			pr, pw := io.Pipe()
 			go func() {
-				const pieces = 6
+				const pieces = 8
 				step := (len(body) + pieces - 1) / pieces
 				for i := 0; i < len(body); i += step {
 					pw.Write(body[i:min(i+step, len(body))])
-					time.Sleep(150 * time.Millisecond)
+					time.Sleep(300 * time.Millisecond) // the whole takes longer than the idle timeout
 				}
 				pw.Close()
 			}()

@@ -43,6 +43,8 @@ type serveOptions struct {
 	summarizer, baseURL, summaryModel, focus                                    string
 	timeout                                                                     time.Duration
 	retries                                                                     int
+	bodyIdle, bodyTotal, storeTimeout                                           time.Duration
+	maxBodyInFlight                                                             string
 }
 
 func serveFlags(e *env, o *serveOptions) *flag.FlagSet {
@@ -54,6 +56,10 @@ func serveFlags(e *env, o *serveOptions) *flag.FlagSet {
 	fs.StringVar(&o.models, "models", "", "model table overrides, a JSON or TOML `FILE` (default $COMPACT_MODELS)")
 	fs.StringVar(&o.authToken, "auth-token", "", "token clients must send in X-Compact-Token (default $COMPACT_SERVE_TOKEN)")
 	fs.StringVar(&o.maxBody, "max-body", "64MiB", "largest request body accepted (`SIZE`: bytes, KiB, MiB, GiB)")
+	fs.StringVar(&o.maxBodyInFlight, "max-body-in-flight", "", "request body bytes held in memory by all requests at once, over which a request gets 503 (`SIZE`; default 8 × --max-body)")
+	fs.DurationVar(&o.bodyIdle, "body-idle-timeout", serve.DefaultBodyIdleTimeout, "a request body that brings no byte for this long gets 408")
+	fs.DurationVar(&o.bodyTotal, "body-timeout", serve.DefaultBodyTimeout, "a request body not read whole within this gets 408")
+	fs.DurationVar(&o.storeTimeout, "store-timeout", serve.DefaultStoreTimeout, "bound of one --store operation on a request's path; after a failure the store is skipped for 30s")
 	fs.IntVar(&o.maxSessions, "max-sessions", serve.DefaultMaxSessions, "conversations held in memory")
 	fs.StringVar(&o.logFormat, "log-format", "json", "request log lines on stderr: json or text")
 	fs.Float64Var(&o.threshold, "threshold", 0.8, "compact at this share of each model's (window - output reserve)")
@@ -121,10 +127,18 @@ func (o *serveOptions) config(ctx context.Context, e *env) (serve.Config, error)
 	if err != nil {
 		return cfg, usageErrorf("--max-body: %w", err)
 	}
+	var inFlight int64
+	if o.maxBodyInFlight != "" {
+		if inFlight, err = parseSize(o.maxBodyInFlight); err != nil {
+			return cfg, usageErrorf("--max-body-in-flight: %w", err)
+		}
+	}
 	cfg = serve.Config{
 		OpenAIUpstream: o.openaiUp, AnthropicUpstream: o.anthropicUp,
 		AuthToken: o.authToken, MaxBodyBytes: maxBody, MaxSessions: o.maxSessions,
-		Compaction: compactor.DefaultConfig(),
+		MaxBodyBytesInFlight: inFlight, BodyIdleTimeout: o.bodyIdle, BodyTimeout: o.bodyTotal,
+		StoreTimeout: o.storeTimeout,
+		Compaction:   compactor.DefaultConfig(),
 	}
 	c := &cfg.Compaction
 	c.Window, c.Threshold, c.KeepHead, c.KeepTailTokens = o.window, o.threshold, o.keepHead, o.keepTailTokens
