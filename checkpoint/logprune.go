@@ -267,7 +267,12 @@ func (s *LogStore) StartOver(ctx context.Context, session string) (string, error
 		return "", err
 	}
 	defer ss.mu.Unlock()
-	switch _, err := ss.headState(session); {
+	r, err := ss.headState(session)
+	if err == nil {
+		// A head record whose elements are damaged loads no better.
+		_, _, err = s.materialize(session, ss, r, ss.head)
+	}
+	switch {
 	case err == nil:
 		return "", fmt.Errorf("%w: session %s has a readable head: nothing to start over", ErrInvalid, session)
 	case !errors.Is(err, ErrCorrupt):

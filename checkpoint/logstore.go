@@ -332,6 +332,10 @@ func (ss *logSession) indexOf(i int) (*logIndex, error) {
 // elem returns the decoded element at a, checking it against its address.
 func (s *LogStore) elem(name string, ss *logSession, kind byte, a Addr, keyID string) (any, error) {
 	b, ok := ss.blobs[a]
+	if !ok && len(ss.damage) > 0 {
+		// Stored, most likely, in a frame the damage made unreadable.
+		return nil, fmt.Errorf("%w: element %x is unreadable: %s", ErrCorrupt, a[:6], ss.damage[0])
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: element %x is not stored", ErrCorrupt, a[:6])
 	}

@@ -25,6 +25,9 @@ func redactTranscript(r *redact.Redactor, t compact.Transcript) compact.Transcri
 			p.Text = r.String(p.Text)
 			if p.ToolCall != nil {
 				p.ToolCall.Arguments = redactJSON(r, p.ToolCall.Arguments)
+				// The reader's tag quotes the arguments (a shell
+				// command, a path): masked as they are (QA-20).
+				p.ToolCall.Target = r.String(p.ToolCall.Target)
 			}
 			if p.Image != nil {
 				p.Image.URL = r.String(p.Image.URL)

@@ -566,15 +566,27 @@ func sniffResponses(head []byte) int {
 	return 0
 }
 
-// peekShape describes the start of r, returning a reader that still yields
-// all of r, for readers that accept both one JSON document and JSON lines.
+// peekShape says whether r is JSON lines (kind 'l') or one document, and
+// returns a reader that still yields all of r (of a known size when r's
+// is), for readers that accept both.
 func peekShape(r io.Reader) (io.Reader, jsonShape) {
+	size := sizeOf(r)
 	head, err := readHead(r, SniffSize)
-	rest := io.MultiReader(bytes.NewReader(head), r)
-	if err != nil {
+	var rest io.Reader = io.MultiReader(bytes.NewReader(head), r)
+	switch {
+	case err != nil:
 		rest = io.MultiReader(bytes.NewReader(head), errReader{err})
+	case size >= 0:
+		rest = &sizedReader{rest, size} // read whole in one buffer still
 	}
-	return rest, shapeOf(head)
+	// Only lines or not matters here: the first value, whole in the head,
+	// with more after it.
+	sh := jsonShape{kind: '{'}
+	h := bytes.TrimPrefix(head, utf8BOM)
+	if end := jsonscan.ValueEnd(h, 0); end > 0 && jsonscan.SkipSpace(h, end) < len(h) {
+		sh.kind = 'l'
+	}
+	return rest, sh
 }
 
 // errReader returns its error, so a read error met while peeking is

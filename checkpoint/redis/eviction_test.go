@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -108,4 +109,64 @@ func TestFullRedisNamesTheCause(t *testing.T) {
 		parent = c.ID
 	}
 	t.Fatal("200 saves of 20 KB fit in 200 KB")
+}
+
+// TestStartOver (QA-31): a session whose first frame is damaged has
+// nothing to recover; StartOver keeps the log under another key and the
+// next save starts the session over.
+func TestStartOver(t *testing.T) {
+	srv := storetest.StartRedis(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	s, err := checkpoint.Open(ctx, "redis://"+srv.Addr()+"/0", checkpoint.Options{Prefix: "so"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	parent := ""
+	var msgs []compact.Message
+	for i := range 3 {
+		// The first message is shared by every checkpoint.
+		msgs = append(msgs, compact.UserMessage(fmt.Sprintf("step %d", i)))
+		c := &checkpoint.Checkpoint{Session: "s1", Task: "qa", Status: checkpoint.StatusRunning,
+			Transcript: &compact.Transcript{Messages: append([]compact.Message(nil), msgs...)}}
+		if err := s.Save(ctx, c, parent); err != nil {
+			t.Fatal(err)
+		}
+		parent = c.ID
+	}
+	if _, err := checkpoint.StartOver(ctx, s, "s1"); !errors.Is(err, checkpoint.ErrInvalid) {
+		t.Fatalf("StartOver of a readable session: %v", err)
+	}
+	first, err := rdb.LIndex(ctx, "so:{s1}:log", 0).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[len(first)/2] ^= 0x5a
+	rdb.LSet(ctx, "so:{s1}:log", 0, first)
+	fresh, err := checkpoint.Open(ctx, "redis://"+srv.Addr()+"/0", checkpoint.Options{Prefix: "so"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.Latest(ctx, "s1"); err == nil || strings.Contains(err.Error(), "not stored") || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("Latest of the damaged session: %v (want the damage named)", err)
+	}
+	if _, err := checkpoint.Recover(ctx, fresh, "s1"); err == nil {
+		t.Skip("Recover salvaged a checkpoint: the damage did not reach every checkpoint")
+	} else {
+		t.Logf("Recover: %v", err)
+	}
+	where, err := checkpoint.StartOver(ctx, fresh, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.LLen(ctx, where).Result(); n == 0 {
+		t.Errorf("the damaged log is not kept at %s", where)
+	}
+	c := &checkpoint.Checkpoint{Session: "s1", Task: "again", Status: checkpoint.StatusRunning}
+	if err := fresh.Save(ctx, c, ""); err != nil || c.Seq != 1 {
+		t.Fatalf("save after starting over: %v (seq %d)", err, c.Seq)
+	}
 }

@@ -295,6 +295,23 @@ func (l *redisLog) AppendLog(ctx context.Context, session string, at checkpoint.
 	return checkpoint.LogPos{Gen: gen, N: at.N + int64(len(frames))}, nil
 }
 
+// SetAsideLog implements checkpoint.LogSetAsider: the log is renamed
+// (within the session's slot, keeping its TTL) and the generation dropped,
+// so the next save starts the session over.
+func (l *redisLog) SetAsideLog(ctx context.Context, session string) (string, error) {
+	logKey := l.key(session, "log")
+	aside := l.key(session, "log-damaged-"+time.Now().UTC().Format("20060102T150405.000000000Z"))
+	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Rename(ctx, logKey, aside)
+		p.Del(ctx, l.key(session, "gen"))
+		return nil
+	})
+	if err != nil {
+		return "", l.wrap(err, "set aside "+session)
+	}
+	return aside, nil
+}
+
 // RewriteLog implements checkpoint.LogBackend.
 func (l *redisLog) RewriteLog(ctx context.Context, session string, at checkpoint.LogPos, frames [][]byte) (checkpoint.LogPos, error) {
 	gen := newGen()
