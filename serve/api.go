@@ -131,7 +131,8 @@ func providerFor(r *http.Request) Provider {
 // overflowPhrases are what providers and OpenAI-compatible servers say
 // when a prompt does not fit the model's context (OpenAI's
 // context_length_exceeded code and Responses message, Anthropic's "prompt is
-// too long", vLLM, llama.cpp, Ollama, OpenRouter, Gemini's OpenAI endpoint).
+// too long" and "input length and `max_tokens` exceed context limit",
+// vLLM, SGLang, llama.cpp, Ollama, OpenRouter, Gemini's OpenAI endpoint).
 // Matched case-insensitively in an error answer's body.
 var overflowPhrases = []string{
 	"context_length_exceeded",
@@ -145,6 +146,8 @@ var overflowPhrases = []string{
 	"exceeds the maximum number of tokens",
 	"input token count",
 	"reduce the length of the messages",
+	"exceed context limit",
+	"exceeds the maximum allowed length",
 }
 
 // isOverflow reports whether an upstream error answer says the prompt was

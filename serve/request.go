@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
@@ -21,6 +22,9 @@ type shape struct {
 	body []byte
 	// model is the request's "model", "" when it has none.
 	model string
+	// maxOutput is the answer's token limit the request sets (max_tokens,
+	// max_completion_tokens, max_output_tokens), 0 when it sets none.
+	maxOutput int
 	// list is the span of the conversation list in body; hasList is false
 	// when the request has none (a Responses request whose input is a
 	// string), so there is nothing to compact.
@@ -61,6 +65,10 @@ func shapeOf(a *api, body []byte) (*shape, error) {
 		switch m.Key {
 		case "model":
 			sh.model, _ = jsonscan.Unquote(jsonscan.Value(body, m.Value))
+		case "max_tokens", "max_completion_tokens", "max_output_tokens":
+			if n, err := strconv.Atoi(string(jsonscan.Value(body, m.Value))); err == nil {
+				sh.maxOutput = max(sh.maxOutput, n)
+			}
 		case a.list:
 			seen++
 			if body[m.Value.Start] == '[' {

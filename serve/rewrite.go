@@ -90,7 +90,7 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 		return out
 	}
 	out.model = sh.model
-	env, err := s.env(sh.model)
+	env, err := s.envFor(sh.model, sh.maxOutput)
 	if err != nil {
 		out.fail("forwarded as is", s.clean(err))
 		return out
@@ -282,8 +282,10 @@ func (s *Server) compactView(ctx context.Context, env *modelEnv, v *view, src fu
 	for k, i := range order {
 		m := &msgs[k]
 		if i < 0 {
-			if !m.Summary {
-				return nil, res, fmt.Errorf("%w: message %d is neither kept nor the handoff", errUnexpected, k)
+			// The compactor's own handoff, signed under its key: format
+			// marks any handoff-shaped message Summary, a client's too.
+			if !compact.VerifyHandoff(m, env.cfg.HandoffKey) {
+				return nil, res, fmt.Errorf("%w: message %d is neither kept nor the compactor's handoff", errUnexpected, k)
 			}
 			lit(v.api.handoff(m.Text()))
 			continue

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -255,6 +256,42 @@ const maxCachedCounts = 1 << 18
 // maxEnvs bounds the models whose settings are kept: model names come
 // from clients.
 const maxEnvs = 256
+
+// envFor returns the compaction settings of a model for a request that
+// sets its answer's token limit to maxOutput: when that is more than the
+// model's output reserve (Claude Code asks for 32000-64000), it is the
+// reserve, so that the prompt and the answer fit the window together. A
+// limit of half the window or more is left to the upstream to refuse.
+func (s *Server) envFor(model string, maxOutput int) (*modelEnv, error) {
+	e, err := s.env(model)
+	if err != nil || maxOutput <= e.cfg.OutputReserve || maxOutput >= e.cfg.Window/2 {
+		return e, err
+	}
+	key := model + "\x00max_output=" + strconv.Itoa(maxOutput)
+	s.envMu.Lock()
+	r, ok := s.envs[key]
+	s.envMu.Unlock()
+	if ok {
+		return r, nil
+	}
+	cfg := e.cfg
+	cfg.OutputReserve = maxOutput
+	if cfg.TriggerTokens > cfg.Window-cfg.OutputReserve {
+		cfg.TriggerTokens = 0
+	}
+	c, err := compactor.New(cfg)
+	if err != nil {
+		return e, nil // the model's own reserve then
+	}
+	r = &modelEnv{counter: e.counter, cfg: cfg, salt: e.salt}
+	_, r.trigger, _ = c.NeedsCompaction(compact.Transcript{})
+	s.envMu.Lock()
+	if len(s.envs) < maxEnvs {
+		s.envs[key] = r
+	}
+	s.envMu.Unlock()
+	return r, nil
+}
 
 // env returns the compaction settings and counter of a model: the
 // template with the model's window and reserve from the table (the
