@@ -25,8 +25,9 @@ ROLLOUT=$CORPUS/transcripts/codex_agentcmd_rollout-2025-09-24T19-22-20-01997e76-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ -z "${BINS:-}" ]; then
-  go build -o "$work/compact" ./cmd/compact
-  BINS="compact=$work/compact"
+  # Built under bin/: $work/LABEL holds each label's figures.
+  go build -o "$work/bin/compact" ./cmd/compact
+  BINS="compact=$work/bin/compact"
 fi
 go build -o "$work/benchgen" ./scripts/benchgen
 cat >"$work/anchor.py" <<'EOF'
