@@ -103,6 +103,10 @@ func (e *Evaluator) decay(ctx context.Context, s *session) *Decay {
 			d.Error = fmt.Sprintf("compaction %d at message %d: %v", len(d.Points)+1, i+1, err)
 			return d
 		}
+		if err := fellBack(res); err != nil {
+			d.Error = fmt.Sprintf("compaction %d at message %d: %v", len(d.Points)+1, i+1, err)
+			return d
+		}
 		if res.Handoff == nil {
 			continue
 		}

@@ -217,6 +217,11 @@ func (e *Evaluator) cut(ctx context.Context, s *session, frac float64) (Row, boo
 		return row, false
 	}
 	row.DroppedFrom, row.DroppedTo, row.Method = a, b, res.Record.Method
+	if err := fellBack(res); err != nil {
+		// The figures would be the fallback's, not the summarizer's asked for.
+		row.Error = err.Error()
+		return row, true
+	}
 	row.OverWindow = res.Overflow() != nil
 	row.TokensBefore, row.TokensAfter = res.Record.TokensBefore, res.Record.TokensAfter
 	out, err := written(res.Transcript)
@@ -475,4 +480,23 @@ func FactKind(fact string) string {
 		return "snake"
 	}
 	return "camel"
+}
+
+// ErrFellBack is returned (wrapped) for a compaction whose handoff the
+// deterministic fallback wrote because the Summarizer asked for (an LLM)
+// failed: measuring it would report the fallback's figures as the LLM's.
+var ErrFellBack = errors.New("the handoff fell back to the deterministic one")
+
+// fellBack is nil unless res's handoff was written by the fallback in place
+// of a Summarizer that failed; then it names the failure. A fallback asked
+// for, or chosen by StrategyAuto because no LLM is configured, is not one.
+func fellBack(res compactor.Result) error {
+	if res.SummaryErr == nil {
+		return nil
+	}
+	cause := strings.TrimPrefix(res.SummaryErr.Error(), compactor.ErrSummaryFailed.Error()+": ")
+	if res.Fallback == compactor.FallbackInvalidHandoff {
+		return fmt.Errorf("the LLM's handoff failed validation: %s; %w", cause, ErrFellBack)
+	}
+	return fmt.Errorf("the LLM failed: %s; %w", cause, ErrFellBack)
 }

@@ -159,6 +159,9 @@ func (e *Evaluator) compactLabelled(ctx context.Context, t compact.Transcript) (
 		return compactor.Result{}, err
 	}
 	out, err := c.Compact(ctx, t)
+	if err == nil {
+		err = fellBack(out)
+	}
 	if err != nil {
 		return out, fmt.Errorf("compacting: %w", err)
 	}

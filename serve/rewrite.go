@@ -9,6 +9,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/llm"
+	"github.com/compactkit/compact/tokens"
 )
 
 // Compaction methods as logs and metrics name them: compact.Method values,
@@ -34,6 +35,9 @@ type outcome struct {
 	tokensBefore int
 	tokensAfter  int
 	estimated    bool
+	// opaque is the part of tokensBefore that is a provider's own
+	// compaction (compact.PartOpaque), estimated whatever the tokenizer.
+	opaque int
 	// bounded is true when the request was let through on a bound of its
 	// tokens, unread; the token figures are then that bound.
 	bounded bool
@@ -62,16 +66,34 @@ func (o *outcome) fail(done string, cause string) {
 }
 
 // counted says how the token figures were had: "exact" (the model's own
-// tokenizer), "estimate", or "bound" (an upper bound; the request was not
-// read).
+// tokenizer), "exact+estimate" (exact but for a provider's own compaction,
+// which only the provider can read and so is estimated, as `compact count`
+// says), "estimate", or "bound" (an upper bound; the request was not read).
 func (o *outcome) counted() string {
 	switch {
 	case o.bounded:
 		return "bound"
 	case o.estimated:
 		return "estimate"
+	case o.opaque > 0:
+		return "exact+estimate"
 	}
 	return "exact"
+}
+
+// opaqueTokens is the estimate the counter gives the provider-native
+// compaction items of t (tokens.OpaqueTokens), the part of its count that
+// is never exact.
+func opaqueTokens(t compact.Transcript) int {
+	n := 0
+	for i := range t.Messages {
+		for _, p := range t.Messages[i].Parts {
+			if p.Type == compact.PartOpaque {
+				n += tokens.OpaqueTokens(p.Text)
+			}
+		}
+	}
+	return n
 }
 
 // errUnexpected marks a compaction result the rewrite cannot map back to
@@ -114,6 +136,7 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	out.bounded = false
 	out.tokensBefore = env.counter.Transcript(v.t)
 	out.tokensAfter = out.tokensBefore
+	out.opaque = opaqueTokens(v.t)
 	s.learn(env, v)
 	if !force && out.tokensBefore < env.trigger {
 		if sess.match(sh) == nil {

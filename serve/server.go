@@ -509,6 +509,9 @@ func (s *Server) serveCompacting(w http.ResponseWriter, r *http.Request, a *api)
 		slog.Int("tokens_before", o.tokensBefore), slog.Int("tokens_after", o.tokensAfter),
 		slog.String("counted", o.counted()), slog.String("compaction", o.method),
 	}
+	if o.opaque > 0 && !o.bounded {
+		attrs = append(attrs, slog.Int("opaque_estimated", o.opaque))
+	}
 	if o.prefix != "" {
 		attrs = append(attrs, slog.String("prefix", o.prefix))
 	}

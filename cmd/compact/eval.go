@@ -277,7 +277,7 @@ func measureFile(ctx context.Context, ev *eval.Evaluator, f *batchFile) eval.Fil
 
 // writeEvalTable prints a row per file, the total and the decay replay.
 func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, missing bool) {
-	rows := [][]string{{"file", "cuts", "need", "kept", "recall", "recency", "head+tail", "prune", "handoff chars"}}
+	rows := [][]string{{"file", "cuts", "method", "need", "kept", "recall", "recency", "head+tail", "prune", "handoff chars"}}
 	var failed []string
 	for _, f := range files {
 		if f.Error != "" {
@@ -285,22 +285,27 @@ func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, miss
 			continue
 		}
 		var need, kept, rec, ht, pr, chars, n int
+		var methods []string
 		for _, r := range f.Rows {
 			if r.Error != "" {
 				failed = append(failed, fmt.Sprintf("%s cut %.2f: %s", f.File, r.Cut, r.Error))
 				continue
 			}
 			n++
+			if m := string(r.Method); !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
 			need, kept, rec, ht, pr, chars = need+r.Need, kept+r.Kept, rec+r.Recency, ht+r.HeadTail, pr+r.Prune, chars+r.HandoffChars
 		}
 		if n == 0 {
-			rows = append(rows, []string{f.File, "0", "-", "-", "-", "-", "-", "-", "-"})
+			rows = append(rows, []string{f.File, "0", "-", "-", "-", "-", "-", "-", "-", "-"})
 			continue
 		}
-		rows = append(rows, []string{f.File, strconv.Itoa(n), strconv.Itoa(need), strconv.Itoa(kept),
+		slices.Sort(methods)
+		rows = append(rows, []string{f.File, strconv.Itoa(n), strings.Join(methods, "+"), strconv.Itoa(need), strconv.Itoa(kept),
 			ratio(kept, need), ratio(rec, need), ratio(ht, need), ratio(pr, need), strconv.Itoa(chars / n)})
 	}
-	rows = append(rows, []string{fmt.Sprintf("total (%d files, micro-averaged)", sum.Files), strconv.Itoa(sum.Rows),
+	rows = append(rows, []string{fmt.Sprintf("total (%d files, micro-averaged)", sum.Files), strconv.Itoa(sum.Rows), "",
 		strconv.Itoa(sum.Need), strconv.Itoa(sum.Kept), share4(sum.Recall, sum.Need), share4(sum.RecencyRecall, sum.Need),
 		share4(sum.HeadTailRecall, sum.Need), share4(sum.PruneRecall, sum.Need), share0(sum.MeanHandoffChars, sum.Rows)})
 	writeTable(w, rows)

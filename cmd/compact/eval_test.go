@@ -231,3 +231,59 @@ func TestEvalStdin(t *testing.T) {
 		t.Errorf("eval -: exit %d:\n%s%s", code, out, stderr)
 	}
 }
+
+// QA-25: eval --summarizer llm with an LLM that fails (nothing listens)
+// must not measure the deterministic fallback's handoffs as the LLM's:
+// each such cut is a failed measurement naming the cause, the rows say
+// which method wrote them, and eval exits 1.
+func TestQAEvalSaysTheLLMFailed(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "sk-qa-test"}
+	args := []string{"eval", "--quiet", "--decay", "0", "--summarizer", "llm", "--base-url", "http://127.0.0.1:1/v1", "--retries", "0",
+		"../../testdata/sessions/claudecode_invoicer.jsonl"}
+	code, out, stderr := runCmd(t, "", env, args...)
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d (every measurement failed)", code, exitFailure)
+	}
+	for _, want := range []string{"the LLM failed: ", "connection refused", "the handoff fell back to the deterministic one", "future-use recall: no measurement succeeded"} {
+		if !strings.Contains(out+stderr, want) {
+			t.Errorf("output lacks %q:\n%s%s", want, out, stderr)
+		}
+	}
+	_, out, _ = runCmd(t, "", env, append([]string{args[0], "--json"}, args[1:]...)...)
+	var res struct {
+		Files []struct {
+			Rows []struct {
+				Method string `json:"method"`
+				Error  string `json:"error"`
+			} `json:"rows"`
+		} `json:"files"`
+		Summary struct {
+			Rows   int `json:"rows"`
+			Errors int `json:"errors"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(res.Files) != 1 || len(res.Files[0].Rows) == 0 || res.Summary.Rows != 0 || res.Summary.Errors != len(res.Files[0].Rows) {
+		t.Fatalf("want every row failed, none totalled: %+v", res)
+	}
+	for _, r := range res.Files[0].Rows {
+		if r.Method != "fallback" || !strings.Contains(r.Error, "the LLM failed") {
+			t.Errorf("row method %q error %q: want method fallback and the LLM's failure", r.Method, r.Error)
+		}
+	}
+}
+
+// The table names the method that wrote each file's measured handoffs;
+// a fallback asked for is measured as before.
+func TestEvalTableShowsMethod(t *testing.T) {
+	code, out, stderr := runCmd(t, "", nil, "eval", "--quiet", "--decay", "0", "../../testdata/sessions/claudecode_invoicer.jsonl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	header, row, _ := strings.Cut(out, "\n")
+	if !strings.Contains(header, "method") || !strings.Contains(strings.SplitN(row, "\n", 2)[0], " fallback ") || strings.Contains(out, "failed") {
+		t.Errorf("want a method column saying fallback, no failure:\n%s", out)
+	}
+}
