@@ -100,11 +100,6 @@ func newRig(t testing.TB, opts ...rigOption) *rig {
 		Models:            testModels(t),
 		Compaction:        compactor.DefaultConfig(),
 		Logger:            slog.New(slog.NewJSONHandler(r.logs, nil)),
-		// Tests about prefixes must not depend on the machine's speed: a
-		// store load that passes the production bound (500 ms) under -race
-		// on a loaded CI host would skip the store and compact again. The
-		// tests about the bound set their own (storedown_test.go).
-		StoreTimeout: 30 * time.Second,
 	}
 	cfg.Compaction.Summarizer = r.summary
 	for _, o := range opts {

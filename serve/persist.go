@@ -77,6 +77,14 @@ func (s *Server) bounded(ctx context.Context, op func(context.Context) error) er
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		// The goroutine's own cancel closes ctx.Done right after a finished
+		// op sent its answer, and select picks among ready cases at random:
+		// an answer that is there wins over the deadline.
+		select {
+		case err := <-done:
+			return err
+		default:
+		}
 		return fmt.Errorf("checkpoint store: no answer within %s: %w", s.cfg.StoreTimeout, ctx.Err())
 	}
 }
