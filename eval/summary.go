@@ -6,7 +6,8 @@ package eval
 type Summary struct {
 	Files int `json:"files"`
 	// Rows counts the measured cuts; Errors the cuts and files that could
-	// not be measured.
+	// not be measured, and the decay replays that stopped on an error (the
+	// compactions they measured before it still count).
 	Rows   int `json:"rows"`
 	Errors int `json:"errors"`
 	// OverWindow counts the measured rows whose compaction did not fit
@@ -80,6 +81,9 @@ func Summarize(results []FileResult) Summary {
 			s.TokensAfter += r.TokensAfter
 			s.PruneTokens += r.PruneTokens
 			chars += r.HandoffChars
+		}
+		if f.Decay != nil && f.Decay.Error != "" {
+			s.Errors++
 		}
 		if f.Decay == nil || len(f.Decay.Points) == 0 {
 			continue

@@ -284,6 +284,9 @@ func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, miss
 			failed = append(failed, f.File+": "+f.Error)
 			continue
 		}
+		if f.Decay != nil && f.Decay.Error != "" {
+			failed = append(failed, f.File+" decay replay: "+f.Decay.Error)
+		}
 		var need, kept, rec, ht, pr, chars, n int
 		var methods []string
 		for _, r := range f.Rows {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/eval"
 	"github.com/compactkit/compact/format"
 )
 
@@ -285,5 +286,21 @@ func TestEvalTableShowsMethod(t *testing.T) {
 	header, row, _ := strings.Cut(out, "\n")
 	if !strings.Contains(header, "method") || !strings.Contains(strings.SplitN(row, "\n", 2)[0], " fallback ") || strings.Contains(out, "failed") {
 		t.Errorf("want a method column saying fallback, no failure:\n%s", out)
+	}
+}
+
+// A decay replay that stopped on an error is listed among the failed
+// measurements, and the run fails (as a failed cut does).
+func TestEvalListsAFailedDecayReplay(t *testing.T) {
+	files := []eval.FileResult{{File: "s.jsonl", Rows: []eval.Row{{Cut: 0.5, Need: 1, Kept: 1, Method: "fallback"}},
+		Decay: &eval.Decay{Error: "compaction 1 at message 40: the LLM failed"}}}
+	sum := eval.Summarize(files)
+	var out bytes.Buffer
+	writeEvalTable(&out, files, sum, false)
+	if !strings.Contains(out.String(), "s.jsonl decay replay: compaction 1 at message 40: the LLM failed") {
+		t.Fatalf("the failed replay is not listed:\n%s", out.String())
+	}
+	if err := measurementsFailed(sum.Errors, sum.Errors+sum.Rows); err == nil {
+		t.Fatal("a run whose decay replay failed passed")
 	}
 }
