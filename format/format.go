@@ -690,7 +690,17 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, ": %s", e.Format)
 	}
 	b.WriteString(": " + e.Msg)
-	if e.Err != nil {
+	var typ *json.UnmarshalTypeError
+	switch {
+	case e.Err == nil:
+	case errors.As(e.Err, &typ):
+		// encoding/json names our own Go types ("Go struct field
+		// codexItem.payload…"), which mean nothing to a user: say which
+		// field holds what, once.
+		if s := fmt.Sprintf("field %q has a %s", typ.Field, typ.Value); !strings.Contains(e.Msg, s) {
+			b.WriteString(": " + s)
+		}
+	default:
 		b.WriteString(": " + e.Err.Error())
 	}
 	return b.String()
