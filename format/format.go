@@ -341,31 +341,44 @@ var ErrNoMessages = errors.New("no message could be read")
 
 // ReadWith is Read with options.
 func ReadWith(r io.Reader, name string, as Name, o ReadOptions) (compact.Transcript, error) {
-	f, ok := Lookup(as)
-	if as != "" && !ok {
-		return compact.Transcript{}, fmt.Errorf("%s: %w %q (known: %s)", name, ErrUnknownFormat, as, triedNames())
-	}
-	if as == "" {
-		head, err := readHead(r, SniffSize)
-		if err != nil {
-			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
-		}
-		if len(bytes.TrimSpace(head)) == 0 {
-			return compact.Transcript{}, &Error{File: name, Offset: -1, Msg: "empty input, expected a transcript"}
-		}
-		if f, err = Detect(head); err != nil {
-			return compact.Transcript{}, detectError(name, head, err)
-		}
-		rest := sizeOf(r)
-		r = io.MultiReader(bytes.NewReader(head), r)
-		if rest >= 0 {
-			r = &sizedReader{r, rest + int64(len(head))}
-		}
+	f, r, err := resolve(r, name, as, true)
+	if err != nil {
+		return compact.Transcript{}, err
 	}
 	return readFormat(f, r, name, o)
 }
 
-// readAs reads r in format f and applies what every reader shares: the
+// resolve returns the format as names (detected from r's head when as is
+// empty) and a reader of the whole input, head included. With sized, that
+// reader still tells the input's size, so a reader that takes the input
+// whole allocates it once; streaming does not want that.
+func resolve(r io.Reader, name string, as Name, sized bool) (Format, io.Reader, error) {
+	f, ok := Lookup(as)
+	if as != "" && !ok {
+		return f, r, fmt.Errorf("%s: %w %q (known: %s)", name, ErrUnknownFormat, as, triedNames())
+	}
+	if as != "" {
+		return f, r, nil
+	}
+	head, err := readHead(r, SniffSize)
+	if err != nil {
+		return f, r, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(bytes.TrimSpace(head)) == 0 {
+		return f, r, &Error{File: name, Offset: -1, Msg: "empty input, expected a transcript"}
+	}
+	if f, err = Detect(head); err != nil {
+		return f, r, detectError(name, head, err)
+	}
+	rest := sizeOf(r)
+	r = io.MultiReader(bytes.NewReader(head), r)
+	if sized && rest >= 0 {
+		r = &sizedReader{r, rest + int64(len(head))}
+	}
+	return f, r, nil
+}
+
+// readFormat reads r in format f and applies what every reader shares: the
 // handoff marks, the tags, the check that something was read.
 func readFormat(f Format, r io.Reader, name string, o ReadOptions) (compact.Transcript, error) {
 	rs := newReadState(name, f.Name, o)
@@ -462,22 +475,9 @@ func Stream(r io.Reader, name string, as Name, o ReadOptions, sink Sink) (compac
 }
 
 func stream(r io.Reader, name string, as Name, o ReadOptions, sink Sink) (compact.Transcript, error) {
-	f, ok := Lookup(as)
-	if as != "" && !ok {
-		return compact.Transcript{}, fmt.Errorf("%s: %w %q (known: %s)", name, ErrUnknownFormat, as, triedNames())
-	}
-	if as == "" {
-		head, err := readHead(r, SniffSize)
-		if err != nil {
-			return compact.Transcript{}, fmt.Errorf("%s: %w", name, err)
-		}
-		if len(bytes.TrimSpace(head)) == 0 {
-			return compact.Transcript{}, &Error{File: name, Offset: -1, Msg: "empty input, expected a transcript"}
-		}
-		if f, err = Detect(head); err != nil {
-			return compact.Transcript{}, detectError(name, head, err)
-		}
-		r = io.MultiReader(bytes.NewReader(head), r)
+	f, r, err := resolve(r, name, as, false)
+	if err != nil {
+		return compact.Transcript{}, err
 	}
 	rs := newReadState(name, f.Name, o)
 	rs.sink = &sink
