@@ -166,20 +166,33 @@ func (s *Server) learn(env *modelEnv, v *view) {
 		return
 	}
 	outside := env.counter.Transcript(compact.Transcript{Tools: v.t.Tools})
+	groups := make([][2]int, 0, len(v.groups))
+	counts := make([]int, 0, len(v.groups))
 	for i, g := range v.groups {
 		n := env.counter.Message(v.t.Messages[i])
 		if g[0] < 0 {
 			outside += n
 			continue
 		}
+		groups, counts = append(groups, g), append(counts, n)
+	}
+	s.remember(env, v.shape, groups, counts, outside)
+}
+
+// remember caches the counts of a request's messages, counts[i] spread
+// over the elements groups[i] by their sizes, and outside, the count of
+// what lies beside the list.
+func (s *Server) remember(env *modelEnv, sh *shape, groups [][2]int, counts []int, outside int) {
+	for i, g := range groups {
+		n := counts[i]
 		size := 0
 		for e := g[0]; e < g[1]; e++ {
-			size += len(v.elem(e))
+			size += len(sh.elem(e))
 		}
 		for e := g[0]; e < g[1]; e++ {
-			share := 1 + n*len(v.elem(e))/max(size, 1)
-			s.counts.put(s.counts.key(env.salt, v.elem(e)), share)
+			share := 1 + n*len(sh.elem(e))/max(size, 1)
+			s.counts.put(s.counts.key(env.salt, sh.elem(e)), share)
 		}
 	}
-	s.counts.put(s.counts.besideKey(env.salt, v.body, v.beside), outside)
+	s.counts.put(s.counts.besideKey(env.salt, sh.body, sh.beside), outside)
 }
