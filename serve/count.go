@@ -27,7 +27,7 @@ import (
 // anything else it declines and the request is read in full: images,
 // files, audio, a provider's compaction, server-run tools, a member it
 // does not know (the reader may read it), a key given twice or in another
-// case, invalid UTF-8 or a lone surrogate, invalid JSON, or a model whose
+// case, invalid UTF-8, invalid JSON, or a model whose
 // count is an estimate. TestCountUnreadMatchesReader holds it to the
 // reader on every request shape of the corpus and of the generators.
 
@@ -88,15 +88,16 @@ func (s *Server) countUnread(env *modelEnv, sh *shape) (n int, ok bool) {
 }
 
 // countable reports whether the pass may read sh: a request of an API it
-// knows, valid JSON in valid UTF-8 without lone surrogates (which the
-// readers read as U+FFFD, with a warning).
+// knows, valid JSON in valid UTF-8 (the readers read each invalid byte as
+// U+FFFD, the counter a run of them). A lone surrogate escape is read as
+// U+FFFD by both (jsonscan.AppendUnescaped, as Unquote).
 func countable(sh *shape) bool {
 	switch sh.api.format {
 	case format.OpenAIChat, format.OpenAIResponses:
 	default:
 		return false
 	}
-	return sh.hasList && utf8.Valid(sh.body) && jsonscan.LoneSurrogate(sh.body) < 0 && jsonscan.Valid(sh.body)
+	return sh.hasList && utf8.Valid(sh.body) && jsonscan.Valid(sh.body)
 }
 
 // build builds the messages of sh's list; false when it declines.
@@ -134,7 +135,12 @@ func (uc *unreadCount) str(v []byte) (string, bool) {
 	}
 	body := v[1 : len(v)-1]
 	if bytes.IndexByte(body, '\\') < 0 {
-		return jsonscan.UnquoteShared(v)
+		// The body is valid JSON in valid UTF-8 (countable): a literal
+		// without escapes is its bytes.
+		if len(body) == 0 {
+			return "", true
+		}
+		return unsafe.String(&body[0], len(body)), true
 	}
 	a := *uc.arena
 	start := len(a)

@@ -192,7 +192,7 @@ func TestCountUnreadMatchesReader(t *testing.T) {
 // nulls, empty texts and odd keys.
 func TestCountUnreadMatchesReaderRandom(t *testing.T) {
 	c := newUnreadChecker(t)
-	text := rapid.SampledFrom([]string{`""`, `"plain words"`, `"line\nbreak \"quoted\" \u00e9\ud83d\ude00 tab\t"`, `null`, `"  "`, `"\u0085x"`, `5`})
+	text := rapid.SampledFrom([]string{`""`, `"plain words"`, `"line\nbreak \"quoted\" \u00e9\ud83d\ude00 tab\t"`, `"lone \ud83d surrogate \udc00"`, `null`, `"  "`, `"\u0085x"`, `5`})
 	args := rapid.SampledFrom([]string{`"{\"path\":\"a.go\"}"`, `" {\"x\": [1, 2]} "`, `"not json"`, `""`, `null`, `{"path":"a.go"}`, `"\u00a0{}"`})
 	str := rapid.SampledFrom([]string{`"a"`, `"b"`, `""`, `"a"`, `null`, `1`})
 	role := rapid.SampledFrom([]string{`"user"`, `"assistant"`, `"system"`, `"developer"`, `"tool"`, `"user"`, `"assistant"`, `"tool"`, `"function"`, `""`, `null`})
