@@ -1489,7 +1489,7 @@ func (w *window) buildCommands(d *draft) {
 func (c *call) workdir() string {
 	dir := ""
 	for _, k := range []string{"workdir", "cwd"} {
-		if s := argString(c.args, k); s != "" {
+		if s := argString(c.a.args, k); s != "" {
 			dir = s
 		}
 	}
