@@ -111,6 +111,8 @@ type scan struct {
 	// the input: the scan stays linear on adversarial text.
 	skip []int
 	nidx int // len(skip) once allocated
+	// skipBuf keeps skip's array for the next text a pooled scan reads.
+	skipBuf []int
 	// runStart, runEnd cache the token run last measured.
 	runStart, runEnd int
 	// curRule is the idx of the Go detector running, for its skip.
@@ -278,7 +280,13 @@ func (sc *scan) skipFrom(idx int) int {
 // skipTo makes rule idx look no earlier than at.
 func (sc *scan) skipTo(idx, at int) {
 	if sc.skip == nil {
-		sc.skip = make([]int, sc.nidx)
+		if cap(sc.skipBuf) >= sc.nidx {
+			sc.skip = sc.skipBuf[:sc.nidx]
+			clear(sc.skip)
+		} else {
+			sc.skip = make([]int, sc.nidx)
+			sc.skipBuf = sc.skip
+		}
 	}
 	sc.skip[idx] = at
 }

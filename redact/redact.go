@@ -256,7 +256,8 @@ func (vs *valueSet) find(sc *scan) {
 // rescan is set for a text already masked once: its encoded runs were
 // decoded then (masking elsewhere changes no run), so they are not again.
 func (r *Redactor) scanOnce(text string, rescan bool) []cand {
-	sc := &scan{eng: r.eng, text: text, pemNoEndFrom: -1, pemEnd: -1, allow: r.allow}
+	sc := newScan(r.eng, text, r.allow)
+	defer sc.release()
 	if rescan {
 		sc.depth = maxDecodeDepth
 	}
@@ -267,6 +268,30 @@ func (r *Redactor) scanOnce(text string, rescan bool) []cand {
 	}
 	r.bytes.Add(int64(len(text)))
 	return sc.resolve()
+}
+
+// scans are the top-level scans scanOnce reuses, with their buffers: a
+// compaction scans each of a window's texts, and a scan and its skip
+// list for every one came to a quarter of all it allocated.
+var scans = sync.Pool{New: func() any { return new(scan) }}
+
+// newScan returns a pooled scan of text, as new.
+func newScan(eng *engine, text string, allow *allowlist) *scan {
+	sc := scans.Get().(*scan)
+	cands, masks, skipBuf, decBuf, windows := sc.cands[:0], sc.masks[:0], sc.skipBuf, sc.decBuf, sc.windows
+	clear(windows)
+	*sc = scan{eng: eng, text: text, pemNoEndFrom: -1, pemEnd: -1, allow: allow,
+		cands: cands, masks: masks, skipBuf: skipBuf, decBuf: decBuf, windows: windows}
+	return sc
+}
+
+// release returns sc to the pool, holding no text. resolve's result is a
+// slice of its own, so nothing returned shares the scan's buffers.
+func (sc *scan) release() {
+	clear(sc.cands)
+	clear(sc.windows)
+	sc.cands, sc.text, sc.skip = sc.cands[:0], "", nil
+	scans.Put(sc)
 }
 
 // maxRounds bounds the rescans of find.
