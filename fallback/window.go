@@ -196,9 +196,16 @@ func analyze(msgs *messages, mask func(string) string) *window {
 		if !m.IsUserAsk() {
 			// A harness note that reports an error (OpenHands sends a
 			// failed action's complaint as its own message).
+			// One the reader tagged Failed is one whatever its words.
 			if m.Synthetic && !m.Summary {
-				if errs := errorLines(text, false, false); len(errs) > 0 && maxErrorScore(errs) >= 3 {
+				errs := errorLines(text, false, false)
+				switch {
+				case len(errs) > 0 && maxErrorScore(errs) >= 3:
 					w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: bestError(errs)})
+				case failedText(m):
+					if l := firstMeaningfulLine(text); l != "" {
+						w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: l})
+					}
 				}
 			}
 			continue
@@ -500,4 +507,14 @@ func lastFence(s string) (lang, body string) {
 		return first, rest
 	}
 	return "", inner
+}
+
+// failedText reports a message with a text part its reader tagged Failed.
+func failedText(m *compact.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type == compact.PartText && p.Failed {
+			return true
+		}
+	}
+	return false
 }

@@ -71,6 +71,10 @@ type Finding struct {
 	// non-message record), "envelope", "tool" (a tool's description) or
 	// "tool-parameters" (its parameters' JSON Schema; Part is the tool's
 	// index).
+	// Line and Column locate it in a stream (RedactTextTo only): from 1,
+	// the column in bytes.
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 	Message int    `json:"message,omitempty"`
 	Part    int    `json:"part,omitempty"`
 	Field   string `json:"field,omitempty"`
@@ -297,14 +301,19 @@ const maxRounds = 4
 // again at the text as masked, until nothing new turns up: masking can
 // change what a detector sees (a name or a value that got shorter), and
 // Redact must be idempotent. clip, if set, restricts spans given in text's
-// offsets (to JSON string literals).
+// offsets (to JSON string literals). The masks of the rescans are drafts:
+// m numbers nothing until the spans are applied.
 func (r *Redactor) find(text string, clip func(spans []cand) []cand, m *masker) []cand {
 	spans := r.scanOnce(text, false)
 	if clip != nil {
 		spans = clip(spans)
 	}
+	var draft *masker
 	for round := 1; round < maxRounds && len(spans) > 0; round++ {
-		masked, starts, ends := r.render(text, spans, m)
+		if draft == nil {
+			draft = m.draft()
+		}
+		masked, starts, ends := r.render(text, spans, draft)
 		more := r.scanOnce(masked, true)
 		if len(more) == 0 {
 			break
