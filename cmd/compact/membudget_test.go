@@ -20,12 +20,13 @@ import (
 // $GOMEMLIMIT.
 func TestMemoryBudgetSize(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	hundredMB := int64(100 << 20)
 	for _, tc := range []struct {
 		env  map[string]string
 		size int64
 		want int64
 	}{
-		{nil, 100 << 20, int64(budgetPerInputByte * (100 << 20))},
+		{nil, hundredMB, int64(float64(hundredMB)*budgetPerInputByte) - budgetResident},
 		{nil, 1 << 20, minMemoryBudget},
 		{map[string]string{"GOGC": "100"}, 100 << 20, 0},
 		{map[string]string{"GOMEMLIMIT": "1GiB"}, 100 << 20, 0},
