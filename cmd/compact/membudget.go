@@ -29,12 +29,15 @@ const (
 	// few MB would cost CPU for no memory anyone misses.
 	minMemoryBudget = 64 << 20
 	// budgetRoom is the least room above the live heap the budget keeps
-	// after each collection: a quarter of the live heap, plus some. A
+	// after each collection: a third of the live heap, plus some. A
 	// transcript whose live heap alone outgrows the budget then has the
-	// collector run at every quarter of the live heap allocated (as GOGC=25
+	// collector run at every third of the live heap allocated (as GOGC=33
 	// would), never continuously (what a fixed limit below the live heap
-	// does: a death spiral the runtime only caps at half the CPU).
-	budgetRoomDiv   = 4
+	// does: a death spiral the runtime only caps at half the CPU). A third,
+	// not a quarter: on a 30M-token OpenAI file (live heap over the
+	// budget) a quarter took 19% less RSS than no budget for 17% more CPU,
+	// a third 15% less for 10% more, a half 9% less for 7% more.
+	budgetRoomDiv   = 3
 	budgetRoomExtra = 16 << 20
 )
 
