@@ -29,6 +29,22 @@ func (in *input) Close() error {
 	return in.closer.Close()
 }
 
+// file returns the input as a regular file read from its start, or nil
+// (stdin, a pipe, a device): what source records can be read back from.
+func (in *input) file() *os.File {
+	f, ok := in.closer.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	if off, err := f.Seek(0, io.SeekCurrent); err != nil || off != 0 {
+		return nil
+	}
+	return f
+}
+
 // openInput opens the one positional argument: a file, or stdin for "-" or
 // none at all. More than one argument is a usage error.
 func openInput(e *env, args []string) (*input, error) {

@@ -1,0 +1,140 @@
+package format
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/corpus"
+)
+
+// readSpans reads path with its records kept as spans of the file.
+func readSpans(t *testing.T, path string) (compact.Transcript, *os.File, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := ReadWith(f, filepath.Base(path), "", ReadOptions{Source: f})
+	return tr, f, err
+}
+
+// TestSpansMatchBytes reads every corpus transcript twice, with its source
+// records as bytes and as spans of the file: once the spans are loaded
+// back, the two transcripts are the same, and so is what each writes
+// (whole, and compacted to head and tail).
+func TestSpansMatchBytes(t *testing.T) {
+	files := corpus.AllTranscripts(t)
+	spanned := 0
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, werr := ReadWith(bytes.NewReader(data), filepath.Base(path), "", ReadOptions{})
+			got, f, gerr := readSpans(t, path)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Fatalf("errors differ: bytes %v, spans %v", werr, gerr)
+			}
+			if werr != nil {
+				return
+			}
+			for _, m := range got.Messages {
+				if len(m.Source.Spans) > 0 {
+					spanned++
+					break
+				}
+			}
+			// Compacted first: only the kept messages are loaded.
+			if in, ok := compactForTest(&want, 2, 4); ok {
+				gin, _ := compactForTest(&got, 2, 4)
+				if err := Write(new(bytes.Buffer), gin, Name(gin.Format)); hasSpans(&gin) && !errors.Is(err, ErrSourceNotLoaded) {
+					t.Fatalf("writing with spans not loaded: %v, want ErrSourceNotLoaded", err)
+				}
+				if err := LoadSources(f, path, &gin); err != nil {
+					t.Fatal(err)
+				}
+				sameWrite(t, &in, &gin)
+			}
+			if err := LoadSources(f, path, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				for i := range want.Messages {
+					if !reflect.DeepEqual(want.Messages[i], got.Messages[i]) {
+						t.Fatalf("message %d differs:\nbytes %+v\nspans %+v", i, want.Messages[i], got.Messages[i])
+					}
+				}
+				t.Fatal("transcripts differ")
+			}
+			sameWrite(t, &want, &got)
+		})
+	}
+	if spanned == 0 && len(files) > 0 {
+		t.Error("no corpus transcript was read with spans")
+	}
+}
+
+func hasSpans(t *compact.Transcript) bool {
+	return checkLoaded(t) != nil
+}
+
+func sameWrite(t *testing.T, want, got *compact.Transcript) {
+	t.Helper()
+	var a, b bytes.Buffer
+	werr := Write(&a, *want, Name(want.Format))
+	gerr := Write(&b, *got, Name(got.Format))
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("write errors differ: %v, %v", werr, gerr)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("outputs differ (%d vs %d bytes)", a.Len(), b.Len())
+	}
+}
+
+// TestSpansSourceChanged: a file changed between the read and the load is
+// an error naming the record, never bytes written from the new file.
+func TestSpansSourceChanged(t *testing.T) {
+	lines := `{"timestamp":"t","type":"session_meta","payload":{"id":"s","cwd":"/w"}}
+{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello there"}]}}
+{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]}}
+`
+	for _, tc := range []struct {
+		name   string
+		change func(string) string
+	}{
+		{"edited", func(s string) string { return string(bytes.Replace([]byte(s), []byte("hello there"), []byte("hello THERE"), 1)) }},
+		{"truncated", func(s string) string { return s[:len(s)/2] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rollout.jsonl")
+			if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tr, f, err := readSpans(t, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hasSpans(&tr) {
+				t.Fatal("no spans kept")
+			}
+			if err := os.WriteFile(path, []byte(tc.change(lines)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err = LoadSources(f, path, &tr)
+			var fe *Error
+			if !errors.Is(err, ErrSourceChanged) || !errors.As(err, &fe) || fe.Offset < 0 {
+				t.Fatalf("LoadSources = %v, want ErrSourceChanged at an offset", err)
+			}
+			if !hasSpans(&tr) {
+				t.Error("a failed load changed the transcript")
+			}
+		})
+	}
+}
