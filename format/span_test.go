@@ -109,7 +109,9 @@ func TestSpansSourceChanged(t *testing.T) {
 		name   string
 		change func(string) string
 	}{
-		{"edited", func(s string) string { return string(bytes.Replace([]byte(s), []byte("hello there"), []byte("hello THERE"), 1)) }},
+		{"edited", func(s string) string {
+			return string(bytes.Replace([]byte(s), []byte("hello there"), []byte("hello THERE"), 1))
+		}},
 		{"truncated", func(s string) string { return s[:len(s)/2] }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
