@@ -342,7 +342,7 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 	m := compact.Message{Role: compact.RoleUser, Summary: true,
 		Parts: []compact.Part{{Type: compact.PartText, Text: message}},
 	}
-	c.keep(&m, raw)
+	c.rs.keep(&m, raw)
 	c.message(m, cxMeta{types: []string{cxCompacted}, pos: n, pfx: "cx"}, false)
 }
 
@@ -416,12 +416,12 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 		}
 		c.pending, c.spans = c.pending[:0], c.spans[:0]
 		last.Parts = append(last.Parts, parts...)
-		c.keep(last, src)
+		c.rs.keep(last, src)
 		md.types = append(md.types, typ)
 		return true
 	}
 	m := compact.Message{ID: it.ID, Role: role, Parts: parts}
-	c.keep(&m, src)
+	c.rs.keep(&m, src)
 	switch role {
 	case compact.RoleTool:
 		m.ToolCallIDs = []string{it.CallID}
@@ -640,14 +640,4 @@ func (c *cxReader) transcript() compact.Transcript {
 type spanRef struct {
 	span compact.Span
 	ok   bool
-}
-
-// keep adds raw, a record m was read from, to m's source: as a span when
-// records are kept so, with m's strings that share raw copied out.
-func (c *cxReader) keep(m *compact.Message, raw []byte) {
-	sp, ok := c.rs.spanOf(raw)
-	c.rs.addSource(&m.Source, raw, sp, ok)
-	if len(m.Source.Spans) > 0 {
-		detach(m, raw)
-	}
 }

@@ -186,6 +186,9 @@ func detach(m *compact.Message, buf []byte) {
 			}
 		}
 	}
+	role := string(m.Role)
+	str(&role)
+	m.Role = compact.Role(role)
 	str(&m.ID)
 	str(&m.Name)
 	for i := range m.ToolCallIDs {
@@ -208,5 +211,16 @@ func detach(m *compact.Message, buf []byte) {
 				tc.Arguments = append([]byte(nil), tc.Arguments...)
 			}
 		}
+	}
+}
+
+// keep adds raw, a record m was read from, to m's source: as a span when
+// records are kept so (raw is the record copyRecord copied last), with
+// m's strings that share raw copied out.
+func (rs *readState) keep(m *compact.Message, raw []byte) {
+	sp, ok := rs.spanOf(raw)
+	rs.addSource(&m.Source, raw, sp, ok)
+	if len(m.Source.Spans) > 0 {
+		detach(m, raw)
 	}
 }

@@ -140,3 +140,61 @@ func TestSpansSourceChanged(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSpans reads any input, in each format that keeps spans, with its
+// records as bytes and as spans: the same error, or once loaded the same
+// transcript and the same output.
+//
+//	go test ./format -run '^$' -fuzz FuzzSpans -fuzztime 2m
+func FuzzSpans(f *testing.F) {
+	seedFuzz(f, "testdata/openai/*.json", `[{"role":"user","content":"x"}]`, `{"messages":[],"tools":[]}`,
+		"\ufeff[{\"role\":\"user\",\"content\":\"x\"}] ", `{"model":"m","messages":[{"role":"user","content":"\u00e9"}],"n":1}`,
+		`[{"role":"user","content":"x"}] []`, `{"messages":{}}`, `[{"role":"user","content":"x"},]`)
+	seedAgent(f, "codex")
+	seedAgent(f, "claude")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, as := range []Name{"", OpenAIChat, Codex, ClaudeCode} {
+			sameWithSpans(t, data, as)
+		}
+	})
+}
+
+// sameWithSpans checks one input read as as with and without spans.
+func sameWithSpans(t *testing.T, data []byte, as Name) {
+	t.Helper()
+	var wwarn, gwarn []string
+	want, werr := ReadWith(bytes.NewReader(data), "in", as, ReadOptions{Warn: func(w Warning) { wwarn = append(wwarn, w.String()) }})
+	src := bytes.NewReader(data)
+	got, gerr := ReadWith(bytes.NewReader(data), "in", as, ReadOptions{Source: src, Warn: func(w Warning) { gwarn = append(gwarn, w.String()) }})
+	if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+		t.Fatalf("%s: errors differ: bytes %v, spans %v", as, werr, gerr)
+	}
+	if !reflect.DeepEqual(wwarn, gwarn) {
+		t.Fatalf("%s: warnings differ:\nbytes %q\nspans %q", as, wwarn, gwarn)
+	}
+	if werr != nil {
+		return
+	}
+	if err := LoadSources(src, "in", &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("%s: transcripts differ:\nbytes %+v\nspans %+v", as, want, got)
+	}
+	sameWrite(t, &want, &got)
+}
+
+// TestSpansBadDocuments: a document the streamed reader cannot read whole
+// fails as the whole-buffer reader fails, at the same place.
+func TestSpansBadDocuments(t *testing.T) {
+	for _, doc := range []string{
+		`[{"role":"user","content":"x"}`, `[{"role":"user","content":"x"}] []`, `{"messages":{}}`, `{"messages":3}`,
+		`[{"role":"user","content":"x"},]`, `[{"role":"user","content":"x"},{"role":5}]`, `[{"content":"x"}]`,
+		`{"tools":[{"type":"function","function":7}],"messages":[{"role":"user","content":"x"}]}`,
+		"[{\"role\":\"user\",\"content\":\"\xff\"}]", `{"role":"user","content":"x"}`, `  `, `[]`, `{}`,
+		`[{"role":"user","content":"a\ud83d"}]`, `{"messages":[{"role":"user","content":"x"}], "messages":[{"role":"assistant","content":"y"}]}`,
+	} {
+		sameWithSpans(t, []byte(doc), OpenAIChat)
+		sameWithSpans(t, []byte(doc), "")
+	}
+}
