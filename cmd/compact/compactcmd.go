@@ -93,6 +93,9 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
+	if n := in.size(); n > 0 && e.budget != nil {
+		e.budget(n)
+	}
 	// From a file, the messages keep where their records lie, not their
 	// bytes: only the kept ones are read back, for writing.
 	var at io.ReaderAt
