@@ -74,6 +74,10 @@ func TestSpansMatchBytes(t *testing.T) {
 				t.Fatal("transcripts differ")
 			}
 			sameWrite(t, &want, &got)
+			// Check reads with spans of data, then slices data.
+			if checked, _, err := Check(data, filepath.Base(path), ""); err != nil || !reflect.DeepEqual(want.Messages, checked.Messages) {
+				t.Fatalf("Check read another transcript (%v)", err)
+			}
 		})
 	}
 	if spanned == 0 && len(files) > 0 {
