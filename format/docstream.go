@@ -58,7 +58,8 @@ type docStream struct {
 	eof   bool
 	err   error
 	batch []docItem
-	size  int // bytes in batch
+	size  int    // bytes in batch
+	arena []byte // where the batch's records are copied (copyOut)
 }
 
 // batchBytes bounds a batch of records handed over at once: enough to
@@ -144,7 +145,7 @@ func (d *docStream) list(key string, fn func([]docItem) error) bool {
 		if !ok {
 			return false
 		}
-		raw := append([]byte(nil), d.buf[start:end]...)
+		raw := d.copyOut(d.buf[start:end])
 		d.batch = append(d.batch, docItem{key: key, raw: raw, offset: d.base + int64(start)})
 		if d.size += len(raw); d.size >= batchBytes && !d.flush(fn) {
 			return false
@@ -163,6 +164,18 @@ func (d *docStream) list(key string, fn func([]docItem) error) bool {
 	}
 }
 
+// copyOut copies b into the batch's arena: the records of a batch share
+// one allocation (a record per allocation would cost the collector more
+// than reading them), never a buffer reused for the next batch.
+func (d *docStream) copyOut(b []byte) []byte {
+	if cap(d.arena)-len(d.arena) < len(b) {
+		d.arena = make([]byte, 0, max(batchBytes+batchBytes/4, len(b)))
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, b...)
+	return d.arena[start:len(d.arena):len(d.arena)]
+}
+
 // flush hands the batch to fn.
 func (d *docStream) flush(fn func([]docItem) error) bool {
 	if len(d.batch) == 0 {
@@ -170,7 +183,7 @@ func (d *docStream) flush(fn func([]docItem) error) bool {
 	}
 	err := fn(d.batch)
 	clear(d.batch)
-	d.batch, d.size = d.batch[:0], 0
+	d.batch, d.size, d.arena = d.batch[:0], 0, nil
 	return err == nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -141,7 +140,8 @@ func readOpenAIChatSpans(r io.Reader, rs *readState) (t compact.Transcript, ok b
 			}
 		}
 	}()
-	var msgs []compact.Message
+	var batches [][]compact.Message
+	n := 0
 	doc, ok := streamDoc(r, []string{"messages"}, func(items []docItem) error {
 		for _, it := range items {
 			if err := rs.checkUTF8(it.raw, 0, it.offset); err != nil {
@@ -150,7 +150,7 @@ func readOpenAIChatSpans(r io.Reader, rs *readState) (t compact.Transcript, ok b
 		}
 		batch := make([]compact.Message, len(items))
 		if _, err := parallel.Each(len(items), func(i int) error {
-			m, err := decodeOpenAIMessage(items[i].raw, OpenAIChat, len(msgs)+i, true)
+			m, err := decodeOpenAIMessage(items[i].raw, OpenAIChat, n+i, true)
 			raw := items[i].raw
 			m.Source.Records = nil
 			m.Source.Spans = []compact.Span{{Offset: items[i].offset, Len: len(raw), Sum: spanSum(raw)}}
@@ -160,7 +160,8 @@ func readOpenAIChatSpans(r io.Reader, rs *readState) (t compact.Transcript, ok b
 		}); err != nil {
 			return err
 		}
-		msgs = append(msgs, batch...)
+		batches = append(batches, batch)
+		n += len(batch)
 		return nil
 	})
 	if !ok {
@@ -175,12 +176,12 @@ func readOpenAIChatSpans(r io.Reader, rs *readState) (t compact.Transcript, ok b
 	if err != nil {
 		return t, false
 	}
-	t.Messages = slices.Clip(msgs)
-	if cap(msgs) > len(msgs)+len(msgs)/8 {
-		t.Messages = slices.Clone(msgs) // not the slack of the last growth
-	}
-	if t.Messages == nil {
-		t.Messages = []compact.Message{}
+	// One slice of the right size, not the slack and the copies of one
+	// grown batch by batch.
+	t.Messages = make([]compact.Message, 0, n)
+	for i, b := range batches {
+		t.Messages = append(t.Messages, b...)
+		batches[i] = nil
 	}
 	return t, true
 }
