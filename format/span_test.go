@@ -157,7 +157,7 @@ func FuzzSpans(f *testing.F) {
 	seedAgent(f, "codex")
 	seedAgent(f, "claude")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, as := range []Name{"", OpenAIChat, Codex, ClaudeCode} {
+		for _, as := range []Name{"", OpenAIChat, OpenAIChatJSONL, Codex, ClaudeCode} {
 			sameWithSpans(t, data, as)
 		}
 	})
