@@ -82,7 +82,7 @@ func check(at io.ReaderAt, size int64, name string, as Name) (compact.Transcript
 	}}
 	t, err := ReadWith(io.NewSectionReader(at, 0, size), name, as, o)
 	if len(damaged) > 0 {
-		err := rawLines(io.NewSectionReader(at, 0, size), func(line []byte, n int) {
+		err := rawLines(io.NewSectionReader(at, 0, size), func(line []byte, n int, _ int64) {
 			if i, ok := damaged[n]; ok && bytes.Contains(line, []byte(`"type":"compacted"`)) {
 				problems[i].Msg = "the compaction record is damaged; Codex cannot rebuild the history from it: " + problems[i].Msg
 			}
@@ -111,16 +111,21 @@ func check(at io.ReaderAt, size int64, name string, as Name) (compact.Transcript
 }
 
 // rawLines hands fn each line of r as it is (without its newline), with
-// its 1-based number, blank lines included, as bytes.Lines counts them.
-func rawLines(r io.Reader, fn func(line []byte, n int)) error {
+// its 1-based number, blank lines included, as bytes.Lines counts them,
+// and its byte offset.
+func rawLines(r io.Reader, fn func(line []byte, n int, off int64)) error {
 	br := bufio.NewReaderSize(r, 1<<16)
 	var long []byte
+	var pos int64
 	for n := 1; ; n++ {
+		off := pos
 		line, err := br.ReadSlice('\n')
+		pos += int64(len(line))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = br.ReadSlice('\n')
+				pos += int64(len(line))
 				long = append(long, line...)
 			}
 			line = long
@@ -129,7 +134,7 @@ func rawLines(r io.Reader, fn func(line []byte, n int)) error {
 			return err
 		}
 		if len(line) > 0 {
-			fn(bytes.TrimSuffix(line, []byte{'\n'}), n)
+			fn(bytes.TrimSuffix(line, []byte{'\n'}), n, off)
 		}
 		if err != nil {
 			return nil
@@ -147,13 +152,19 @@ func ccChainProblems(at io.ReaderAt, size int64, t *compact.Transcript) ([]Probl
 	msgIDs := map[string]string{} // record -> its API message's id
 	var order []string
 	last := ""
+	// The uuid of each chain record by its offset, so that the messages'
+	// records (spans) need not be read again to be told.
+	uuidAt := map[int64]string{}
 	n := 0
-	err := rawLines(io.NewSectionReader(at, 0, size), func(line []byte, _ int) {
+	err := rawLines(io.NewSectionReader(at, 0, size), func(line []byte, _ int, off int64) {
 		n++
 		for _, rec := range splitRecords(bytes.TrimSpace(line)) {
 			uuid, p, chain := ccChainFields(rec)
 			if !chain || uuid == "" {
 				continue
+			}
+			if d, ok := within(rec, line); ok {
+				uuidAt[off+int64(d)] = uuid
 			}
 			if _, dup := parent[uuid]; !dup {
 				parent[uuid], lineOf[uuid] = p, n
@@ -200,19 +211,26 @@ func ccChainProblems(at io.ReaderAt, size int64, t *compact.Transcript) ([]Probl
 	firstLine := 0
 	for i := range t.Messages {
 		m := &t.Messages[i]
-		if m.Summary && len(m.Source.Records) == 0 {
+		if m.Summary && len(m.Source.Records) == 0 && len(m.Source.Spans) == 0 {
 			continue
 		}
-		recs := m.Source.Records
-		for _, sp := range m.Source.Spans {
-			b, err := loadSpan(at, sp)
-			if err != nil {
-				return nil, err
+		src := &m.Source
+		for j := range len(src.Records) + len(src.Spans) {
+			var uuid string
+			var chain bool
+			switch {
+			case j < len(src.Records):
+				uuid, _, chain = ccChainFields(src.Records[j])
+			default:
+				sp := src.Spans[j-len(src.Records)]
+				if uuid, chain = uuidAt[sp.Offset]; !chain {
+					b, err := loadSpan(at, sp)
+					if err != nil {
+						return nil, err
+					}
+					uuid, _, chain = ccChainFields(b)
+				}
 			}
-			recs = append(recs, b)
-		}
-		for _, rec := range recs {
-			uuid, _, chain := ccChainFields(rec)
 			if chain && uuid != "" && !reached[uuid] {
 				missed = append(missed, uuid)
 				if firstLine == 0 {
