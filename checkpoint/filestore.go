@@ -157,8 +157,10 @@ func (l *fileLog) ReadLog(ctx context.Context, session string, from LogPos) ([][
 	if _, err := f.ReadAt(data, pos.N); err != nil {
 		return nil, from, fmt.Errorf("session %s: read log: %w", session, err)
 	}
-	frames, end, err := scan(data, pos.N)
-	return frames, LogPos{Gen: pos.Gen, N: end}, err
+	// Damage comes as damage frames in its place among the frames read
+	// past it (see scan), so the store knows what it cost.
+	frames, end, _ := scan(data, pos.N)
+	return frames, LogPos{Gen: pos.Gen, N: end}, nil
 }
 
 // AppendLog implements LogBackend: one write and one fdatasync under the
