@@ -169,44 +169,132 @@ func BenchmarkSave(b *testing.B) {
 	}
 }
 
+// freshCheckpoint returns the n-th of a series of checkpoints shaped as
+// bigCheckpoint's (about 200 KB: the sample's fields, 211 messages with
+// raw source records, 106 cached results) that share no message and no
+// cached result: what a store sees from a loop that saves after every
+// compaction, or from a caller that saves unrelated transcripts. Nothing a
+// content-addressed store keeps from the save before is of use.
+func freshCheckpoint(tb testing.TB, session string, n int) *checkpoint.Checkpoint {
+	c := storetest.Sample(session, 0)
+	g := storetest.NewSession(session)
+	for i := range 105 {
+		storetest.Grow(g, (n+1)*1000+i)
+	}
+	c.Transcript = g.Transcript
+	for k, v := range g.ToolCache {
+		c.ToolCache[k] = v
+	}
+	return c
+}
+
+// BenchmarkSaveFresh is BenchmarkSave where every save is a new 200 KB
+// transcript (freshCheckpoint): every store writes the whole checkpoint,
+// ours as new elements, the anchors as they always do. The next
+// checkpoint is built (and for the anchors encoded) with the clock
+// stopped.
+func BenchmarkSaveFresh(b *testing.B) {
+	b.Run("FileStore", func(b *testing.B) {
+		s, _ := checkpoint.NewFileStore(b.TempDir(), checkpoint.Options{})
+		ctx := context.Background()
+		c := freshCheckpoint(b, "bench-fresh", 0)
+		if err := s.Save(ctx, c, ""); err != nil {
+			b.Fatal(err)
+		}
+		size := fullSize(b, c)
+		times := make([]time.Duration, 0, b.N)
+		b.SetBytes(int64(size))
+		var written int64
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			next := freshCheckpoint(b, "bench-fresh", i+1)
+			w0 := writtenBytes()
+			b.StartTimer()
+			t0 := time.Now()
+			if err := s.Save(ctx, next, c.ID); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(t0))
+			written += writtenBytes() - w0
+			c = next
+		}
+		report(b, times, size)
+		b.ReportMetric(float64(written)/float64(b.N), "written-B/op")
+	})
+	for _, name := range []string{"Bbolt", "SQLiteWAL"} {
+		b.Run(name, func(b *testing.B) {
+			s := anchors(b)[name]()
+			defer s.close()
+			body, _ := json.Marshal(freshCheckpoint(b, "bench-fresh", 0))
+			times := make([]time.Duration, 0, b.N)
+			b.SetBytes(int64(len(body)))
+			var written int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				body, _ = json.Marshal(freshCheckpoint(b, "bench-fresh", i+1))
+				w0 := writtenBytes()
+				b.StartTimer()
+				t0 := time.Now()
+				if err := s.put("bench-fresh", i, body); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(t0))
+				written += writtenBytes() - w0
+			}
+			report(b, times, len(body))
+			b.ReportMetric(float64(written)/float64(b.N), "written-B/op")
+		})
+	}
+}
+
+// parallelWorkers is how many goroutines BenchmarkSaveParallel runs.
+const parallelWorkers = 8
+
+// runParallel runs b.N saves on parallelWorkers goroutines, save(w, i)
+// being worker w's save number i, and reports their p99 and the saves/s
+// of all of them by the wall clock.
+func runParallel(b *testing.B, save func(w, i int) error) {
+	const workers = parallelWorkers
+	times := make([][]time.Duration, workers)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	b.ResetTimer()
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < b.N; i += workers {
+				t0 := time.Now()
+				if err := save(w, i); err != nil {
+					errs <- err
+					return
+				}
+				times[w] = append(times[w], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	var all []time.Duration
+	for _, t := range times {
+		all = append(all, t...)
+	}
+	report(b, all, 0)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s") // wall clock, all workers
+}
+
 // BenchmarkSaveParallel is 8 goroutines each saving its own session's
 // 200 KB checkpoint at once: saves/s counts all of them.
 func BenchmarkSaveParallel(b *testing.B) {
-	const workers = 8
-	run := func(b *testing.B, save func(w, i int) error) {
-		times := make([][]time.Duration, workers)
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		b.ResetTimer()
-		start := time.Now()
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < b.N; i += workers {
-					t0 := time.Now()
-					if err := save(w, i); err != nil {
-						errs <- err
-						return
-					}
-					times[w] = append(times[w], time.Since(t0))
-				}
-			}()
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		b.StopTimer()
-		close(errs)
-		for err := range errs {
-			b.Fatal(err)
-		}
-		var all []time.Duration
-		for _, t := range times {
-			all = append(all, t...)
-		}
-		report(b, all, 0)
-		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s") // wall clock, all workers
-	}
+	const workers = parallelWorkers
 	b.Run("FileStore", func(b *testing.B) {
 		s, _ := checkpoint.NewFileStore(b.TempDir(), checkpoint.Options{})
 		ctx := context.Background()
@@ -217,7 +305,7 @@ func BenchmarkSaveParallel(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		run(b, func(w, i int) error {
+		runParallel(b, func(w, i int) error {
 			c := cps[w]
 			if i%2 == 0 {
 				c.Steps[3].Status = checkpoint.StepRunning
@@ -232,7 +320,54 @@ func BenchmarkSaveParallel(b *testing.B) {
 			s := anchors(b)[name]()
 			defer s.close()
 			body, _ := json.Marshal(bigCheckpoint(b, "bench-par"))
-			run(b, func(w, i int) error { return s.put(fmt.Sprint("bench-par-", w), i, body) })
+			runParallel(b, func(w, i int) error { return s.put(fmt.Sprint("bench-par-", w), i, body) })
+		})
+	}
+}
+
+// BenchmarkSaveParallelFresh is BenchmarkSaveParallel where every save is
+// a new 200 KB transcript (freshCheckpoint). The b.N checkpoints are built
+// (and for the anchors encoded) before the clock starts.
+func BenchmarkSaveParallelFresh(b *testing.B) {
+	const workers = parallelWorkers
+	b.Run("FileStore", func(b *testing.B) {
+		s, _ := checkpoint.NewFileStore(b.TempDir(), checkpoint.Options{})
+		ctx := context.Background()
+		last := make([]string, workers)
+		for w := range last {
+			c := freshCheckpoint(b, fmt.Sprint("bench-parf-", w), -1-w)
+			if err := s.Save(ctx, c, ""); err != nil {
+				b.Fatal(err)
+			}
+			last[w] = c.ID
+		}
+		cps := make([]*checkpoint.Checkpoint, b.N)
+		for i := range cps {
+			cps[i] = freshCheckpoint(b, fmt.Sprint("bench-parf-", i%workers), i)
+		}
+		runParallel(b, func(w, i int) error {
+			c := cps[i]
+			cps[i] = nil // let the collector have it
+			if err := s.Save(ctx, c, last[w]); err != nil {
+				return err
+			}
+			last[w] = c.ID
+			return nil
+		})
+	})
+	for _, name := range []string{"Bbolt", "SQLiteWAL"} {
+		b.Run(name, func(b *testing.B) {
+			s := anchors(b)[name]()
+			defer s.close()
+			bodies := make([][]byte, b.N)
+			for i := range bodies {
+				bodies[i], _ = json.Marshal(freshCheckpoint(b, fmt.Sprint("bench-parf-", i%workers), i))
+			}
+			runParallel(b, func(w, i int) error {
+				body := bodies[i]
+				bodies[i] = nil
+				return s.put(fmt.Sprint("bench-parf-", w), i, body)
+			})
 		})
 	}
 }

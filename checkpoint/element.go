@@ -67,6 +67,7 @@ type cacheEntry struct {
 type elemEncoder struct {
 	buf bytes.Buffer
 	enc *json.Encoder
+	msg []byte // encodeMessage's
 }
 
 func newElemEncoder() *elemEncoder {
@@ -91,11 +92,11 @@ func (e *elemEncoder) json(v any, raw []byte) ([]byte, error) {
 	return e.buf.Bytes(), nil
 }
 
-func encodeMessage(e *elemEncoder, m *compact.Message) ([]byte, error) {
-	var raw rawSection
-	t := compact.Transcript{Messages: []compact.Message{*m}}
-	st := toStored(&t, &raw)
-	return e.json(&st.Messages[0], rawOrEmpty(raw.buf))
+// encodeMessage encodes m (see appendMessage). The result is valid until
+// the encoder's next call.
+func encodeMessage(e *elemEncoder, m *compact.Message) []byte {
+	e.msg = appendMessage(e.msg[:0], m)
+	return e.msg
 }
 
 func rawOrEmpty(b []byte) []byte {

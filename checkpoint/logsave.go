@@ -3,9 +3,14 @@ package checkpoint
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"slices"
 
 	"github.com/compactkit/compact"
@@ -22,20 +27,59 @@ type batch struct {
 	frames  [][]byte
 	added   map[Addr]bool
 	bytes   int
+	// h hashes addresses (codec.address), reset for each element.
+	h   hash.Hash
+	sum []byte
 }
 
 // put returns the address of an element, adding its blob to the batch
 // unless the session's log already holds it.
 func (b *batch) put(kind byte, data []byte) Addr {
-	a := b.s.codec.address(kind, data)
+	a := b.address(kind, data)
 	if _, ok := b.ss.blobs[a]; !ok && !b.added[a] {
-		codec, stored := b.s.codec.sealBlob(b.session, a, data)
-		f := blobFrame(a, kind, codec, stored)
+		var f []byte
+		if b.s.codec.aead == nil {
+			f = plainBlobFrame(a, kind, data)
+		} else {
+			codec, stored := b.s.codec.sealBlob(b.session, a, data)
+			f = blobFrame(a, kind, codec, stored)
+		}
 		b.frames = append(b.frames, f)
 		b.added[a] = true
 		b.bytes += len(f)
 	}
 	return a
+}
+
+// address is codec.address with one hash for the whole save.
+func (b *batch) address(kind byte, data []byte) Addr {
+	if b.h == nil {
+		if key := b.s.codec.addrKey; key != nil {
+			b.h = hmac.New(sha256.New, key)
+		} else {
+			b.h = sha256.New()
+		}
+		b.sum = make([]byte, 0, sha256.Size)
+	}
+	b.h.Reset()
+	b.sum = append(b.sum[:0], kind)
+	b.h.Write(b.sum)
+	b.h.Write(data)
+	var a Addr
+	copy(a[:], b.h.Sum(b.sum[:0]))
+	return a
+}
+
+// plainBlobFrame is blobFrame(a, kind, codecByte, data) in one allocation
+// and one copy of data.
+func plainBlobFrame(a Addr, kind byte, data []byte) []byte {
+	f := make([]byte, 39+len(data))
+	f[0] = frameBlob
+	copy(f[5:], a[:])
+	f[37], f[38] = kind, codecByte
+	copy(f[39:], data)
+	binary.LittleEndian.PutUint32(f[1:5], crc32.Checksum(f[5:], castagnoli()))
+	return f
 }
 
 // listPlan is how one list of a save differs from the head's.
@@ -50,15 +94,30 @@ type listPlan struct {
 // planList compares items with the refs of the head's list (base), by
 // position, and encodes only what it cannot recognise.
 func planList[T any](b *batch, kind byte, items, ref []T, base []Addr, same func(x, y *T) bool, enc func(*T) ([]byte, error)) (listPlan, error) {
+	return planListAt(b, kind, items, unrecognised(items, ref, base, same), base, enc)
+}
+
+// unrecognised lists the positions (ascending) of the items planList
+// encodes: those not recognised, by position, in the head's refs.
+func unrecognised[T any](items, ref []T, base []Addr, same func(x, y *T) bool) []int {
 	if len(ref) != len(base) {
 		ref = nil // refs of another head: recognise nothing
 	}
-	p := listPlan{d: listDelta{n: len(items)}}
-	m := min(len(items), len(base))
+	var out []int
 	for i := range items {
 		if i < len(ref) && same(&items[i], &ref[i]) {
 			continue
 		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// planListAt is planList with the positions to encode known.
+func planListAt[T any](b *batch, kind byte, items []T, changed []int, base []Addr, enc func(*T) ([]byte, error)) (listPlan, error) {
+	p := listPlan{d: listDelta{n: len(items)}}
+	m := min(len(items), len(base))
+	for _, i := range changed {
 		data, err := enc(&items[i])
 		if err != nil {
 			return p, err
@@ -325,14 +384,23 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 		msgs, recs = t.Messages, t.Records
 	}
 	var err error
-	plans[listMessages], err = planList(b, kindMessage, msgs, ref.msgs, base.lists[listMessages], sameMessage,
-		func(m *compact.Message) ([]byte, error) {
-			if r != nil {
-				x := redactMessage(r, *m)
-				m = &x
-			}
-			return encodeMessage(e, m)
-		})
+	changed := unrecognised(msgs, ref.msgs, base.lists[listMessages], sameMessage)
+	toStore := msgs
+	if r != nil && len(changed) > 0 {
+		// The messages to store are masked in one pass of the redactor
+		// (redactMessages), and stored from toStore's positions.
+		fresh := make([]compact.Message, len(changed))
+		for k, i := range changed {
+			fresh[k] = msgs[i]
+		}
+		fresh = redactMessages(r, fresh)
+		toStore = make([]compact.Message, len(msgs))
+		for k, i := range changed {
+			toStore[i] = fresh[k]
+		}
+	}
+	plans[listMessages], err = planListAt(b, kindMessage, toStore, changed, base.lists[listMessages],
+		func(m *compact.Message) ([]byte, error) { return encodeMessage(e, m), nil })
 	if err != nil {
 		return fail(invalid("transcript: %v", err))
 	}

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
@@ -61,7 +62,7 @@ func redactTranscript(r *redact.Redactor, t compact.Transcript) compact.Transcri
 // source records must stay byte-identical); one with secrets is re-encoded.
 // Bytes that are not JSON are masked as text and kept as a JSON string.
 func redactJSON(r *redact.Redactor, v json.RawMessage) json.RawMessage {
-	if len(v) == 0 {
+	if len(v) == 0 || cleanJSON(r, v) {
 		return v
 	}
 	dec := json.NewDecoder(bytes.NewReader(v))
@@ -113,11 +114,41 @@ func redactValue(r *redact.Redactor, x any) (any, bool) {
 	return x, false
 }
 
+// cleanJSON reports whether the redactor finds nothing in a JSON value
+// read as a whole: its string literals decoded, each in its context (see
+// redact.Redactor.Redact), which is what the per-string pass of
+// redactJSON looks at too. Almost every value is clean, and keeps its
+// bytes without being decoded into Go values.
+func cleanJSON(r *redact.Redactor, v json.RawMessage) bool {
+	_, found := r.Redact(string(v))
+	return len(found) == 0
+}
+
 // redactMessage masks one message as redactTranscript masks each of a
 // transcript's messages.
 func redactMessage(r *redact.Redactor, m compact.Message) compact.Message {
 	t := redactTranscript(r, compact.Transcript{Messages: []compact.Message{m}})
 	return t.Messages[0]
+}
+
+// redactMessages returns msgs masked as redactMessage masks each, with
+// one pass of the redactor over all of them (redact.Redactor.MaskMessages:
+// texts, arguments, targets, image URLs and source records, JSON read
+// with its literals decoded) instead of several passes per message. The
+// messages that pass leaves as they are hold no secret and are returned
+// as they are (shared, not copied); the few it masks, and those whose
+// name holds a secret, are masked by redactMessage, so that their stored
+// form is the one it gives.
+func redactMessages(r *redact.Redactor, msgs []compact.Message) []compact.Message {
+	out := slices.Clone(msgs)
+	r.MaskMessages(out)
+	for i := range out {
+		m := &msgs[i]
+		if !sameMessage(&out[i], m) || (m.Name != "" && r.String(m.Name) != m.Name) {
+			out[i] = redactMessage(r, *m)
+		}
+	}
+	return out
 }
 
 // redactShell masks a transcript's fields other than its messages and

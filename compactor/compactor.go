@@ -20,7 +20,6 @@ type Compactor struct {
 	exact    bool
 	redactor *redact.Redactor
 	primary  compact.Summarizer // nil: the fallback is the only summarizer
-	fallback compact.Summarizer
 }
 
 // New returns a Compactor configured by cfg, or an error wrapping
@@ -47,7 +46,6 @@ func New(cfg Config) (*Compactor, error) {
 			return nil, fmt.Errorf("compactor: redactor: %w", err)
 		}
 	}
-	c.fallback = deterministic{redactor: c.redactor}
 	if cfg.Strategy == StrategyAuto || cfg.Strategy == StrategyLLM {
 		c.primary = cfg.Summarizer
 	}
@@ -221,19 +219,18 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 	t0 := c.cfg.Now()
 	window := r.ordinary(p.HeadEnd, p.TailStart)
 	// The summarizers read the window's parts, never its source records:
-	// they are left out, so they are neither masked (the window is dropped
-	// from the output) nor handed on. The messages without a secret are
-	// shared with the transcript, not copied.
-	red := withoutSources(window)
-	found := c.redactor.MaskMessages(red)
+	// those are neither masked (the window is dropped from the output) nor
+	// handed on. Only the messages holding a secret are copied, masked:
+	// the window itself is shared with the transcript, not copied.
+	masked, found := c.redactor.MaskedCopies(window)
 	r.secrets = secretValues(window, found)
 	// Pruning shapes only what a Summarizer is sent; the deterministic
 	// handoff reads the real window, so that it reports what happened.
-	// Without a Summarizer nothing is pruned (nor held in memory).
-	in := summaryInput{window: red, latestAsk: r.latestAsk()}
+	// Without a Summarizer nothing is pruned, nor copied.
+	in := summaryInput{window: window, masked: masked, latestAsk: r.latestAsk()}
 	var st pruneStats
 	if c.primary != nil {
-		in.pruned, st = c.cfg.Prune.prune(red, c.counter.Text)
+		in.pruned, st = c.cfg.Prune.prune(in.plain(), c.counter.Text)
 	}
 	r.em.emit(Event{Kind: EventPruned, Pruned: st.total(), Duration: c.cfg.Now().Sub(t0)})
 
@@ -250,7 +247,7 @@ func (r *run) summarizeAndAssemble(ctx context.Context) (Result, error) {
 		r.rec.Warnings = append(r.rec.Warnings, reason)
 		r.cause, r.summaryErr = FallbackInvalidHandoff, r.sanitize(fmt.Errorf("%w: %w", ErrSummaryFailed, err))
 		r.em.emit(Event{Kind: EventFallback, Err: err, Reason: reason})
-		if sum, err = r.fallback().Summarize(ctx, r.request(&in, false)); err != nil {
+		if sum, err = r.fallbackSummary(ctx, &in); err != nil {
 			err = r.sanitize(fmt.Errorf("%w: fallback: %w", ErrSummaryFailed, err))
 			return r.unchanged(err.Error()), err
 		}
@@ -344,19 +341,36 @@ func holdsMarker(m *compact.Message) bool {
 
 // summaryInput is what the summarizers are given of the middle, redacted.
 type summaryInput struct {
-	window    []compact.Message // whole: what the deterministic fallback reads
-	pruned    []compact.Message // tool outputs shortened: what a Summarizer is sent
+	// window is the middle as read, shared with the transcript, and masked
+	// holds the masked copies (without source records) of its messages
+	// that hold a secret, by index: together, what the deterministic
+	// fallback reads.
+	window []compact.Message
+	masked map[int]compact.Message
+	// pruned is the window masked, without source records, tool outputs
+	// shortened: what a Summarizer is sent.
+	pruned    []compact.Message
 	latestAsk string
 }
 
-// request is the request for the Summarizer (pruned) or the fallback.
-func (r *run) request(in *summaryInput, pruned bool) compact.SummaryRequest {
-	c := r.c
-	window := in.window
-	if pruned {
-		window = in.pruned
+// plain returns the window as a Summarizer may read it: masked, without
+// source records (their format kept).
+func (in *summaryInput) plain() []compact.Message {
+	out := make([]compact.Message, len(in.window))
+	for i, m := range in.window {
+		if c, ok := in.masked[i]; ok {
+			m = c
+		}
+		m.Source = compact.Source{Format: m.Source.Format}
+		out[i] = m
 	}
-	return compact.SummaryRequest{Window: window, Redacted: true, LatestAsk: in.latestAsk, Focus: r.focus(),
+	return out
+}
+
+// request is the request for the Summarizer: the pruned window.
+func (r *run) request(in *summaryInput) compact.SummaryRequest {
+	c := r.c
+	return compact.SummaryRequest{Window: in.pruned, Redacted: true, LatestAsk: in.latestAsk, Focus: r.focus(),
 		MaxTokens: c.cfg.handoffBudget(&r.plan), Count: c.counter.Text, Notify: r.notify}
 }
 
@@ -396,7 +410,7 @@ func (r *run) summarize(ctx context.Context, in *summaryInput) (compact.Summary,
 	c := r.c
 	if c.primary != nil {
 		t0 := c.cfg.Now()
-		sum, err := c.primary.Summarize(ctx, r.request(in, true))
+		sum, err := c.primary.Summarize(ctx, r.request(in))
 		r.rec.LLMAttempts = sum.Attempts
 		if err == nil {
 			r.rec.Model = sum.Model
@@ -424,7 +438,7 @@ func (r *run) summarize(ctx context.Context, in *summaryInput) (compact.Summary,
 		r.cause = FallbackNoSummarizer
 	}
 	r.em.emit(Event{Kind: EventSummarizing, Attempt: 1, Chunk: 1, Chunks: 1})
-	sum, err := r.fallback().Summarize(ctx, r.request(in, false))
+	sum, err := r.fallbackSummary(ctx, in)
 	if err != nil {
 		if ctx.Err() != nil {
 			r.rec.Reason = "cancelled"
@@ -539,15 +553,4 @@ func (r *run) sanitize(err error) error {
 		return nil
 	}
 	return redact.MaskedError(err, r.c.redactor.String(r.secrets.mask(err.Error())))
-}
-
-// withoutSources returns a copy of window whose messages have no source
-// records (their format kept): what a summarizer is given of them.
-func withoutSources(window []compact.Message) []compact.Message {
-	out := make([]compact.Message, len(window))
-	for i, m := range window {
-		m.Source = compact.Source{Format: m.Source.Format}
-		out[i] = m
-	}
-	return out
 }

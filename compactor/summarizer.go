@@ -6,7 +6,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/fallback"
-	"github.com/compactkit/compact/redact"
 )
 
 // Sentinel errors callers branch on.
@@ -39,35 +38,23 @@ const (
 	FallbackInvalidHandoff FallbackCause = "invalid-handoff"
 )
 
-// deterministic is the fallback summarizer: package fallback's handoff,
-// built offline from the window. The same window always gives the same
-// handoff.
-type deterministic struct {
-	redactor *redact.Redactor
-	// kept are the messages kept verbatim around the window: names they
-	// hold need no place in the handoff's index.
-	kept []compact.Message
-}
-
-// Summarize builds the deterministic handoff of req.Window.
-func (d deterministic) Summarize(ctx context.Context, req compact.SummaryRequest) (compact.Summary, error) {
+// fallbackSummary builds the deterministic handoff of the window (package
+// fallback), offline, told which messages stay verbatim around it. The same
+// window always gives the same handoff. The latest ask is not carried in:
+// the fallback quotes the asks of the window, and one outside it is kept
+// verbatim beside the handoff.
+func (r *run) fallbackSummary(ctx context.Context, in *summaryInput) (compact.Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
 	}
-	// req.LatestAsk is not carried in: the fallback quotes the asks of the
-	// window, and one outside it is kept verbatim beside the handoff.
-	cfg := fallback.Config{MaxTokens: req.MaxTokens, Redactor: d.redactor, Count: req.Count, Redacted: req.Redacted, Kept: d.kept}
-	h, err := fallback.Build(req.Window, cfg)
+	c := r.c
+	cfg := fallback.Config{MaxTokens: c.cfg.handoffBudget(&r.plan), Redactor: c.redactor, Count: c.counter.Text,
+		Redacted: true, Masked: in.masked, Kept: r.keptMessages()}
+	h, err := fallback.Build(in.window, cfg)
 	if err != nil {
 		return compact.Summary{Method: compact.MethodFallback}, err
 	}
 	return compact.Summary{Handoff: h, Method: compact.MethodFallback}, nil
-}
-
-// fallback is the deterministic summarizer for this compaction, told which
-// messages stay verbatim around the window.
-func (r *run) fallback() compact.Summarizer {
-	return deterministic{redactor: r.c.redactor, kept: r.keptMessages()}
 }
 
 // keptMessages are the head, the pinned messages and the tail: what the
@@ -89,7 +76,7 @@ func (r *run) keptMessages() []compact.Message {
 func (r *run) complete(h compact.Handoff, in *summaryInput) compact.Handoff {
 	c := r.c
 	done, err := fallback.Complete(h, in.window, fallback.Config{MaxTokens: c.cfg.handoffBudget(&r.plan), Redactor: c.redactor,
-		Count: c.counter.Text, Redacted: true, Kept: r.keptMessages()})
+		Count: c.counter.Text, Redacted: true, Masked: in.masked, Kept: r.keptMessages()})
 	if err != nil {
 		return h
 	}

@@ -54,8 +54,15 @@ type call struct {
 	// what. An untagged call ("" kind) is read by its arguments' shapes.
 	kind      compact.ToolKind
 	tagTarget string
-	args      map[string]any
-	argRaw    string // the arguments when they are not a JSON object
+	// rawArgs are the call's arguments as the message holds them, until
+	// analyze decodes them into args and argRaw to describe the call;
+	// all three are dropped once it is described (a window's decoded
+	// arguments would otherwise stay in memory to the end of Build).
+	rawArgs json.RawMessage
+	args    map[string]any
+	argRaw  string // the arguments when they are not a JSON object
+	// argDir is the directory a workdir or cwd argument names (see dir).
+	argDir string
 	// key is the call's key argument for display: a command, a path, a URL,
 	// a query.
 	key string
@@ -64,17 +71,17 @@ type call struct {
 	// pipeline stage.
 	target  string
 	files   []fileTouch
-	exec    bool // runs a command (as opposed to reading or editing a file directly)
-	mutates bool // edits, creates or deletes files
 	added   []string
 	removed []string // lines an edit took out, to tell changed lines from new ones
 	res     *result
-	prose   bool // the key is prose (a question, a plan), not a name
 	// errs caches errors(): the result's lines that report a failure.
-	errs     []errLine
-	errsDone bool
+	errs []errLine
 	// words caches commandWords.
 	words     []string
+	exec      bool // runs a command (as opposed to reading or editing a file directly)
+	mutates   bool // edits, creates or deletes files
+	prose     bool // the key is prose (a question, a plan), not a name
+	errsDone  bool
 	wordsDone bool
 }
 
@@ -976,13 +983,22 @@ func similar(a, b string) bool {
 // dir returns the directory the call ran in: its workdir or cwd argument,
 // or a leading "cd dir &&" of its command.
 func (c *call) dir() string {
+	if c.argDir != "" {
+		return c.argDir
+	}
+	if c.exec {
+		return cdDir(c.key)
+	}
+	return ""
+}
+
+// dirArg returns the directory a workdir or cwd argument of the call
+// names (workdir first).
+func (c *call) dirArg() string {
 	for _, k := range []string{"workdir", "cwd"} {
 		if s := argString(c.args, k); s != "" {
 			return s
 		}
-	}
-	if c.exec {
-		return cdDir(c.key)
 	}
 	return ""
 }

@@ -27,15 +27,11 @@ func Complete(h compact.Handoff, window []compact.Message, cfg Config) (compact.
 			return h, fmt.Errorf("fallback: redactor: %w", err)
 		}
 	}
-	if !cfg.Redacted {
-		window = withoutSources(window)
-		r.MaskMessages(window)
-	}
 	room := lim.max - lim.count(h.Render())
 	if room <= 0 {
 		return h, nil
 	}
-	w := analyze(window, r.String)
+	w := analyze(redacted(window, r, cfg), r.String)
 	w.kept = keptNames(cfg.Kept)
 	idx := w.indexRefs()
 	files := idx.paths()

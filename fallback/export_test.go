@@ -9,5 +9,5 @@ func BuildUnredacted(window []compact.Message, cfg Config) (compact.Handoff, err
 	if err != nil {
 		return compact.Handoff{}, err
 	}
-	return extract(window, func(s string) string { return s }, cfg, lim)
+	return extract(newMessages(window, nil), func(s string) string { return s }, cfg, lim)
 }

@@ -128,6 +128,12 @@ type Config struct {
 	// own pass over the whole window. Every item Build extracts is still
 	// redacted before it is cut to size.
 	Redacted bool
+	// Masked, read with Redacted, holds the masked copies of the window's
+	// messages that held a secret, by index in the window, as
+	// redact.Redactor.MaskedCopies returns them: Build reads each in place
+	// of the message it masks, so a caller masks a window without copying
+	// it whole.
+	Masked map[int]compact.Message
 }
 
 // ErrBudget is returned (wrapped) when MaxTokens cannot hold even the
@@ -162,28 +168,24 @@ func Build(window []compact.Message, cfg Config) (compact.Handoff, error) {
 			return compact.Handoff{}, fmt.Errorf("fallback: redactor: %w", err)
 		}
 	}
-	if !cfg.Redacted {
-		window = withoutSources(window)
-		r.MaskMessages(window)
-	}
-	return extract(window, r.String, cfg, lim)
+	return extract(redacted(window, r, cfg), r.String, cfg, lim)
 }
 
-// withoutSources returns window's messages without their source records.
-// Extraction reads only the parts, and the records repeat them: redacting
-// both would double the cost of Build for nothing.
-func withoutSources(window []compact.Message) []compact.Message {
-	out := make([]compact.Message, len(window))
-	for i, m := range window {
-		m.Source = compact.Source{}
-		out[i] = m
+// redacted returns the window as extraction reads it: masked by r unless
+// cfg says the caller did (Redacted, with Masked). Extraction reads only
+// the parts, and the source records repeat them: they are neither masked
+// nor read.
+func redacted(window []compact.Message, r *redact.Redactor, cfg Config) *messages {
+	masked := cfg.Masked
+	if !cfg.Redacted {
+		masked, _ = r.MaskedCopies(window)
 	}
-	return out
+	return newMessages(window, masked)
 }
 
 // extract builds the handoff of an already redacted window; mask redacts
 // once more what extraction decodes or cuts.
-func extract(window []compact.Message, mask func(string) string, cfg Config, lim *limits) (compact.Handoff, error) {
+func extract(window *messages, mask func(string) string, cfg Config, lim *limits) (compact.Handoff, error) {
 	w := analyze(window, mask)
 	lastTurns := cfg.LastTurns
 	if lastTurns == 0 {

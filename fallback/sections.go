@@ -914,8 +914,8 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 	for _, a := range w.asks {
 		asked[a.msg] = true
 	}
-	for i := range w.msgs {
-		m := &w.msgs[i]
+	for i := range w.msgs.len() {
+		m := w.msgs.at(i)
 		if asked[i] {
 			answered = false
 		}
@@ -1118,8 +1118,8 @@ func oneLine(s string) string {
 // each and what calls did to files.
 func (w *window) indexRefs() *refIndex {
 	x := newRefIndex()
-	for i := range w.msgs {
-		m := &w.msgs[i]
+	for i := range w.msgs.len() {
+		m := w.msgs.at(i)
 		if m.Summary {
 			continue
 		}
@@ -1342,7 +1342,7 @@ func (w *window) buildContext(d *draft, x *refIndex) {
 		d.secs[secContext] = append(d.secs[secContext], entry{text: w.root, group: "Working directory", rank: rank{class: classPinned, weight: 1}})
 	}
 	w.buildCommands(d)
-	n := len(w.msgs)
+	n := w.msgs.len()
 	for _, r := range x.nameRefs() {
 		if w.kept[r.text] {
 			continue // the kept messages say it
@@ -1435,26 +1435,31 @@ func (w *window) buildCommands(d *draft) {
 	}
 }
 
-// workdir returns the working directory most calls ran in: a workdir or
-// cwd argument, or a leading "cd dir &&".
-func (w *window) workdir() string {
-	count := map[string]int{}
+// workdir returns the absolute working directory a described call ran in,
+// as the window's root counts it: a cwd or workdir argument, or a leading
+// "cd dir &&"; "" for none ("." says nothing).
+func (c *call) workdir() string {
+	dir := ""
+	for _, k := range []string{"workdir", "cwd"} {
+		if s := argString(c.args, k); s != "" {
+			dir = s
+		}
+	}
+	if dir == "" && c.exec {
+		dir = cdDir(c.key)
+	}
+	if !absolute(dir) {
+		return ""
+	}
+	return dir
+}
+
+// mostCalls returns the directory most calls ran in (count holds how many
+// ran in each), the first in sort order of those as many ran in.
+func mostCalls(count map[string]int) string {
 	best, bestN := "", 0
-	for _, c := range w.calls {
-		dir := ""
-		for _, k := range []string{"workdir", "cwd"} {
-			if s := argString(c.args, k); s != "" {
-				dir = s
-			}
-		}
-		if dir == "" && c.exec {
-			dir = cdDir(c.key)
-		}
-		if !absolute(dir) {
-			continue // "." says nothing
-		}
-		count[dir]++
-		if n := count[dir]; n > bestN || n == bestN && dir < best {
+	for dir, n := range count {
+		if n > bestN || n == bestN && dir < best {
 			best, bestN = dir, n
 		}
 	}
@@ -1477,8 +1482,8 @@ func (w *window) buildLastTurns(d *draft, n int) {
 		latest = a.text
 	}
 	count := 0
-	for i := len(w.msgs) - 1; i >= 0 && count < n; i-- {
-		m := &w.msgs[i]
+	for i := w.msgs.len() - 1; i >= 0 && count < n; i-- {
+		m := w.msgs.at(i)
 		var text string
 		switch {
 		case m.Summary:

@@ -40,7 +40,7 @@ type todo struct {
 // window is what Build reads out of the (redacted) dropped messages before
 // deciding what to keep.
 type window struct {
-	msgs     []compact.Message
+	msgs     *messages
 	calls    []*call
 	timeline []event
 	asks     []ask
@@ -64,10 +64,41 @@ type window struct {
 	kept map[string]bool
 }
 
+// messages is the window as Build reads it: the caller's messages, each
+// one that held a secret read as its masked copy (Config.Masked), so that
+// masking a window copies only the few messages it changes.
+type messages struct {
+	all    []compact.Message
+	masked map[int]*compact.Message
+}
+
+func newMessages(all []compact.Message, masked map[int]compact.Message) *messages {
+	v := &messages{all: all}
+	if len(masked) > 0 {
+		v.masked = make(map[int]*compact.Message, len(masked))
+		for i, m := range masked {
+			if i >= 0 && i < len(all) {
+				v.masked[i] = &m
+			}
+		}
+	}
+	return v
+}
+
+func (v *messages) len() int { return len(v.all) }
+
+// at returns message i as Build reads it.
+func (v *messages) at(i int) *compact.Message {
+	if m, ok := v.masked[i]; ok {
+		return m
+	}
+	return &v.all[i]
+}
+
 // analyze pairs calls with results and sorts the window's messages into
 // asks, calls, summaries and todo lists. mask redacts every string of the
 // calls' arguments once decoded, whatever the Redactor did to the raw JSON.
-func analyze(msgs []compact.Message, mask func(string) string) *window {
+func analyze(msgs *messages, mask func(string) string) *window {
 	w := &window{msgs: msgs, todoMsg: -1}
 	pending := map[string]*call{}
 	var idless []*call
@@ -94,8 +125,8 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 		c.res.text = text
 		c.res.isError = c.res.isError || isErr
 	}
-	for i := range msgs {
-		m := &msgs[i]
+	for i := range msgs.len() {
+		m := msgs.at(i)
 		if m.Summary || (m.Role == compact.RoleUser || m.Role == compact.RoleSystem) && compact.IsHandoffText(textOf(m)) {
 			w.addSummary(textOf(m))
 			continue
@@ -105,8 +136,8 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			// (SWE-agent, mini-swe-agent): the next message is the output.
 			w.calls = append(w.calls, c)
 			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
-			if i+1 < len(msgs) {
-				c.res = &result{msg: i + 1, text: textOf(&msgs[i+1])}
+			if i+1 < msgs.len() {
+				c.res = &result{msg: i + 1, text: textOf(msgs.at(i + 1))}
 				observed[i+1] = true
 			}
 			textActing = true
@@ -119,12 +150,8 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			if p.Type != compact.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind, tagTarget: p.ToolCall.Target}
-			c.args, c.argRaw = decodeArgs(p.ToolCall.Arguments)
-			maskValues(c.args, mask)
-			if c.argRaw != "" {
-				c.argRaw = mask(c.argRaw)
-			}
+			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind, tagTarget: p.ToolCall.Target,
+				rawArgs: p.ToolCall.Arguments}
 			w.calls = append(w.calls, c)
 			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
 			if c.id != "" {
@@ -183,6 +210,7 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			}
 		}
 	}
+	dirs := map[string]int{} // how many calls ran in each directory
 	for _, c := range w.calls {
 		if c.res != nil {
 			c.res.text, c.res.exit, c.res.hasExit = format.UnwrapOutput(c.res.text)
@@ -191,13 +219,34 @@ func analyze(msgs []compact.Message, mask func(string) string) *window {
 			}
 		}
 		if c.msg >= 0 {
+			c.decodeArgs(mask)
+			c.argDir = c.dirArg()
 			c.describe()
 			w.noteTodosAndPlans(c)
+			if d := c.workdir(); d != "" {
+				dirs[d]++
+			}
+			// Described: what later steps read of the arguments is in
+			// the call's fields now.
+			c.rawArgs, c.args, c.argRaw = nil, nil, ""
 		}
 	}
 	w.markAcks()
-	w.root = w.workdir()
+	w.root = mostCalls(dirs)
 	return w
+}
+
+// decodeArgs decodes the call's arguments, masking every string once
+// decoded, whatever the Redactor did to the raw JSON.
+func (c *call) decodeArgs(mask func(string) string) {
+	if c.rawArgs == nil {
+		return // no arguments, or a text action's, set when it was read
+	}
+	c.args, c.argRaw = decodeArgs(c.rawArgs)
+	maskValues(c.args, mask)
+	if c.argRaw != "" {
+		c.argRaw = mask(c.argRaw)
+	}
 }
 
 // maxAckBytes bounds the outputs that can be acknowledgements: a long
@@ -397,19 +446,19 @@ func maskValues(v any, mask func(string) string) {
 // by the harness (Synthetic, or mini-swe-agent's <returncode> output), or
 // by nothing when the window ends there and the agent has acted this way
 // before. The last fenced block is the command.
-func textAction(msgs []compact.Message, i int, acting bool) *call {
-	m := &msgs[i]
+func textAction(msgs *messages, i int, acting bool) *call {
+	m := msgs.at(i)
 	if m.Role != compact.RoleAssistant || len(m.ToolCalls()) > 0 {
 		return nil
 	}
 	// The window may end before the output: an agent seen acting this way
 	// is taken to act again.
-	if i+1 == len(msgs) {
+	if i+1 == msgs.len() {
 		if !acting {
 			return nil
 		}
 	} else {
-		next := &msgs[i+1]
+		next := msgs.at(i + 1)
 		if next.Role != compact.RoleUser || next.Summary || next.IsToolResult() {
 			return nil
 		}

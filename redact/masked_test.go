@@ -85,3 +85,53 @@ func TestMaskMessagesCopiesWhatItMasks(t *testing.T) {
 		t.Error("message 0 has no secret, yet it was copied")
 	}
 }
+
+// TestMaskedCopiesMatchesMaskMessages: MaskedCopies gives, message by
+// message, what MaskMessages leaves in a copy of the messages without
+// their source records (the same masks, the same findings), writes nothing
+// into the messages it reads, and copies only those it masks.
+func TestMaskedCopiesMatchesMaskMessages(t *testing.T) {
+	r, err := redact.New(redact.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked := 0
+	for _, seed := range []uint64{1, 2, 3} {
+		for _, f := range sample.Files(seed) {
+			tr, err := format.Read(bytes.NewReader(f.Data), f.Name, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := json.Marshal(tr)
+			want := make([]compact.Message, len(tr.Messages))
+			for i, m := range tr.Messages {
+				m.Source = compact.Source{Format: m.Source.Format}
+				want[i] = m
+			}
+			wantFound := r.MaskMessages(want)
+			copies, gotFound := r.MaskedCopies(tr.Messages)
+			if after, _ := json.Marshal(tr); !bytes.Equal(before, after) {
+				t.Fatalf("seed %d %s: MaskedCopies wrote into the messages it was given", seed, f.Name)
+			}
+			if !reflect.DeepEqual(gotFound, wantFound) {
+				t.Errorf("seed %d %s: findings differ:\nMaskedCopies %v\nMaskMessages %v", seed, f.Name, gotFound, wantFound)
+			}
+			for i := range tr.Messages {
+				got, ok := copies[i]
+				if !ok {
+					got = tr.Messages[i]
+					got.Source = compact.Source{Format: got.Source.Format}
+				} else if got.Source.Records != nil {
+					t.Errorf("seed %d %s: the copy of message %d carries source records", seed, f.Name, i)
+				}
+				if !reflect.DeepEqual(got, want[i]) {
+					t.Errorf("seed %d %s: message %d differs from MaskMessages'", seed, f.Name, i)
+				}
+			}
+			masked += len(copies)
+		}
+	}
+	if masked == 0 {
+		t.Fatal("no sample message held a secret: the test shows nothing")
+	}
+}

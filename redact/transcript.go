@@ -31,6 +31,39 @@ func (r *Redactor) MaskMessages(msgs []compact.Message) []Finding {
 	return all
 }
 
+// MaskedCopies masks the secrets of msgs as MaskMessages masks them, but
+// writes nothing into msgs and leaves their source records aside (neither
+// scanned nor carried): it returns a masked copy, without source records,
+// of each message that holds a secret, by its index in msgs, and the
+// findings. Reading masked[i] where there is one and msgs[i] otherwise is
+// reading the masked messages, with no slice of the window copied; it is
+// how a compaction hands its window to the deterministic summarizer.
+func (r *Redactor) MaskedCopies(msgs []compact.Message) (map[int]compact.Message, []Finding) {
+	sc := r.NewScope()
+	for i := range msgs {
+		sc.m.reserveParts(&msgs[i])
+	}
+	var all []Finding
+	note := func(found []Finding, msg, part int, field string) {
+		for _, f := range found {
+			f.Message, f.Part, f.Field = msg, part, field
+			all = append(all, f)
+		}
+	}
+	var masked map[int]compact.Message
+	for i := range msgs {
+		m := msgs[i]
+		m.Source = compact.Source{Format: m.Source.Format}
+		if m, changed := r.maskMessage(m, i, sc.m, true, note); changed {
+			if masked == nil {
+				masked = map[int]compact.Message{}
+			}
+			masked[i] = m
+		}
+	}
+	return masked, all
+}
+
 func (r *Redactor) transcript(t compact.Transcript, mk *masker) (compact.Transcript, []Finding) {
 	c := t.Clone()
 	var all []Finding
@@ -180,14 +213,9 @@ func (r *Redactor) redactRaw(raw json.RawMessage, m *masker) (json.RawMessage, [
 
 // reserveTranscript notes the masks every string of t already holds.
 func (m *masker) reserveTranscript(t compact.Transcript) {
-	for _, msg := range t.Messages {
-		for _, p := range msg.Parts {
-			m.reserve(p.Text)
-			if p.ToolCall != nil {
-				m.reserveBytes(p.ToolCall.Arguments)
-				m.reserve(p.ToolCall.Target)
-			}
-		}
+	for i := range t.Messages {
+		msg := &t.Messages[i]
+		m.reserveParts(msg)
 		for _, rec := range msg.Source.Records {
 			m.reserveBytes(rec)
 		}
@@ -199,6 +227,17 @@ func (m *masker) reserveTranscript(t compact.Transcript) {
 	for _, tool := range t.Tools {
 		m.reserve(tool.Description)
 		m.reserveBytes(tool.Parameters)
+	}
+}
+
+// reserveParts notes the masks the parts of msg already hold.
+func (m *masker) reserveParts(msg *compact.Message) {
+	for _, p := range msg.Parts {
+		m.reserve(p.Text)
+		if p.ToolCall != nil {
+			m.reserveBytes(p.ToolCall.Arguments)
+			m.reserve(p.ToolCall.Target)
+		}
 	}
 }
 

@@ -218,15 +218,107 @@ func (m *Matcher) Find(s string, hit func(start, id int)) {
 	if m == nil || m.delta == nil {
 		return
 	}
+	if len(s) < lanes*laneMin {
+		m.findRange(s, 0, 0, len(s), hit)
+		return
+	}
+	m.findLanes(s, hit)
+}
+
+// findRange calls hit for the occurrences that end in s[from:to], reading
+// s from start (start <= from) in state 0.
+func (m *Matcher) findRange(s string, start, from, to int, hit func(start, id int)) {
 	delta, class, shift := m.delta, &m.class, m.shift
 	off := uint32(0)
-	for i := 0; i < len(s); i++ {
+	for i := start; i < to; i++ {
 		v := delta[off|uint32(class[s[i]])]
 		off = v &^ hitFlag
-		if v&hitFlag != 0 {
-			st := off >> shift
-			for _, id := range m.out[m.outAt[st] : m.outAt[st]+m.outLen[st]] {
-				hit(i+1-len(m.phrases[id].Text), int(id))
+		if v&hitFlag != 0 && i >= from {
+			m.hits(off>>shift, i, hit)
+		}
+	}
+}
+
+func (m *Matcher) hits(st uint32, i int, hit func(start, id int)) {
+	for _, id := range m.out[m.outAt[st] : m.outAt[st]+m.outLen[st]] {
+		hit(i+1-len(m.phrases[id].Text), int(id))
+	}
+}
+
+// A long text is read as lanes stretches, one automaton step of each in
+// turn: the steps of one stretch depend on each other (each is a table
+// lookup at the state the last one gave), those of different stretches do
+// not, so the processor overlaps their lookups instead of waiting for
+// each. The automaton's state after a byte depends only on the last
+// maxLen bytes read (its state is the longest suffix of them that begins
+// a phrase), so a stretch read from maxLen bytes before its own start is
+// in the state one long scan would be in by then, and reports exactly
+// the occurrences that end in it. Hits of the later stretches wait in a
+// buffer so that hit still sees every occurrence in order.
+const lanes = 4
+
+// laneMin is the shortest stretch worth a lane (a variable for tests).
+var laneMin = 2048
+
+type laneHit struct {
+	i  int
+	st uint32
+}
+
+func (m *Matcher) findLanes(s string, hit func(start, id int)) {
+	delta, class, shift := m.delta, &m.class, m.shift
+	maxLen := 0
+	for _, p := range m.phrases {
+		maxLen = max(maxLen, len(p.Text))
+	}
+	var from, start, end [lanes]int
+	for k := range lanes {
+		from[k] = k * len(s) / lanes
+		start[k] = max(0, from[k]-maxLen)
+		end[k] = (k + 1) * len(s) / lanes
+	}
+	// Every lane takes n steps together; then each finishes on its own.
+	n := end[0] - start[0]
+	for k := range lanes {
+		n = min(n, end[k]-start[k])
+	}
+	var buf [lanes][]laneHit
+	var o0, o1, o2, o3 uint32
+	i0, i1, i2, i3 := start[0], start[1], start[2], start[3]
+	for j := 0; j < n; j++ {
+		v0 := delta[o0|uint32(class[s[i0]])]
+		v1 := delta[o1|uint32(class[s[i1]])]
+		v2 := delta[o2|uint32(class[s[i2]])]
+		v3 := delta[o3|uint32(class[s[i3]])]
+		o0, o1, o2, o3 = v0&^hitFlag, v1&^hitFlag, v2&^hitFlag, v3&^hitFlag
+		if (v0|v1|v2|v3)&hitFlag != 0 {
+			if v0&hitFlag != 0 {
+				m.hits(o0>>shift, i0, hit)
+			}
+			if v1&hitFlag != 0 && i1 >= from[1] {
+				buf[1] = append(buf[1], laneHit{i1, o1 >> shift})
+			}
+			if v2&hitFlag != 0 && i2 >= from[2] {
+				buf[2] = append(buf[2], laneHit{i2, o2 >> shift})
+			}
+			if v3&hitFlag != 0 && i3 >= from[3] {
+				buf[3] = append(buf[3], laneHit{i3, o3 >> shift})
+			}
+		}
+		i0, i1, i2, i3 = i0+1, i1+1, i2+1, i3+1
+	}
+	offs := [lanes]uint32{o0, o1, o2, o3}
+	at := [lanes]int{i0, i1, i2, i3}
+	for k := range lanes {
+		for _, h := range buf[k] {
+			m.hits(h.st, h.i, hit)
+		}
+		off := offs[k]
+		for i := at[k]; i < end[k]; i++ {
+			v := delta[off|uint32(class[s[i]])]
+			off = v &^ hitFlag
+			if v&hitFlag != 0 && i >= from[k] {
+				m.hits(off>>shift, i, hit)
 			}
 		}
 	}

@@ -56,6 +56,15 @@ func found(m *Matcher, s string) []occurrence {
 }
 
 func TestFindAgreesWithNaive(t *testing.T) {
+	// Texts of a few bytes are read in lanes too.
+	defer func(n int) { laneMin = n }(laneMin)
+	laneMin = 1
+	testFindAgreesWithNaive(t)
+	laneMin = 1 << 30
+	testFindAgreesWithNaive(t)
+}
+
+func testFindAgreesWithNaive(t *testing.T) {
 	// Small alphabets make overlaps, shared prefixes and suffix chains
 	// likely.
 	alpha := rapid.SampledFrom([]byte("abAB-_é\x00"))
@@ -174,6 +183,7 @@ func TestAllBytes(t *testing.T) {
 func FuzzFind(f *testing.F) {
 	f.Add("he\x00she\x00hers", "ushers and HIS")
 	f.Add("a\x00aa\x00aaa", "aaaaab")
+	laneMin = 16 // texts over 64 bytes are read in lanes
 	f.Fuzz(func(t *testing.T, list, s string) {
 		if len(list) > 200 || len(s) > 500 {
 			return
