@@ -30,6 +30,24 @@ type batch struct {
 	// h hashes addresses (codec.address), reset for each element.
 	h   hash.Hash
 	sum []byte
+	// sc tells the save's clean JSON values (see json).
+	sc *redact.Scope
+}
+
+// json is redactJSON, with the check that finds most values clean done
+// in one scope for the whole save rather than one per value (a save of
+// new cached results has a hundred small values).
+func (b *batch) json(v json.RawMessage) json.RawMessage {
+	if b.r == nil || len(v) == 0 {
+		return v
+	}
+	if b.sc == nil {
+		b.sc = b.r.NewScope()
+	}
+	if _, found := b.sc.Redact(string(v)); len(found) == 0 {
+		return v
+	}
+	return redactJSON(b.r, v)
 }
 
 // put returns the address of an element, adding its blob to the batch
@@ -408,7 +426,7 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 		func(x *compact.Record) ([]byte, error) {
 			y := *x
 			if r != nil {
-				y.Raw = redactJSON(r, y.Raw)
+				y.Raw = b.json(y.Raw)
 			}
 			return encodeRecord(e, &y)
 		})
@@ -422,7 +440,7 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 			}
 			x := *st
 			if r != nil {
-				x.Output, x.Error, x.Args = r.String(x.Output), r.String(x.Error), redactJSON(r, x.Args)
+				x.Output, x.Error, x.Args = r.String(x.Output), r.String(x.Error), b.json(x.Args)
 			}
 			return e.json(&x, nil)
 		})
@@ -440,7 +458,7 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 			}
 			y := *x
 			if r != nil {
-				y.Value = redactJSON(r, y.Value)
+				y.Value = b.json(y.Value)
 			}
 			return e.json(&y, nil)
 		})
@@ -451,7 +469,7 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 		func(x *SideEffect) ([]byte, error) {
 			y := *x
 			if r != nil {
-				y.Receipt = redactJSON(r, y.Receipt)
+				y.Receipt = b.json(y.Receipt)
 			}
 			return e.json(&y, nil)
 		})
@@ -482,7 +500,7 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 			p := *h.Pending
 			// The params hash stays that of the real params: an approval
 			// is bound to what will run, not to its masked picture.
-			p.Params = redactJSON(r, p.Params)
+			p.Params = b.json(p.Params)
 			h.Pending = &p
 		}
 		h.Permissions = slices.Clone(h.Permissions)
@@ -523,7 +541,7 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 		}
 		st := c.State
 		if r != nil {
-			st = redactJSON(r, st)
+			st = b.json(st)
 		}
 		a := b.put(kindState, st)
 		d.st = &a

@@ -49,18 +49,15 @@ type call struct {
 	msg  int    // index of the message making the call; -1 for a result whose call is before the window
 	id   string // the call's id
 	name string
-	// kind and tagTarget are the reader's tags (compact.ToolCall.Kind and
-	// Target): what the call does by its agent's conventions, and on
-	// what. An untagged call ("" kind) is read by its arguments' shapes.
-	kind      compact.ToolKind
-	tagTarget string
-	// rawArgs are the call's arguments as the message holds them, until
-	// analyze decodes them into args and argRaw to describe the call;
-	// all three are dropped once it is described (a window's decoded
-	// arguments would otherwise stay in memory to the end of Build).
-	rawArgs json.RawMessage
-	args    map[string]any
-	argRaw  string // the arguments when they are not a JSON object
+	// kind is the reader's tag (compact.ToolCall.Kind): what the call does
+	// by its agent's conventions. An untagged call ("" kind) is read by
+	// its arguments' shapes.
+	kind compact.ToolKind
+	// a holds the call's arguments while analyze describes the call, nil
+	// after: a window's decoded arguments would otherwise stay in memory
+	// to the end of Build. part is the index of the call's part in its
+	// message, where they are read from.
+	a *callArgs
 	// argDir is the directory a workdir or cwd argument names (see dir).
 	argDir string
 	// key is the call's key argument for display: a command, a path, a URL,
@@ -78,11 +75,19 @@ type call struct {
 	errs []errLine
 	// words caches commandWords.
 	words     []string
+	part      int32
 	exec      bool // runs a command (as opposed to reading or editing a file directly)
 	mutates   bool // edits, creates or deletes files
 	prose     bool // the key is prose (a question, a plan), not a name
 	errsDone  bool
 	wordsDone bool
+}
+
+// callArgs are a call's arguments, decoded: args, or argRaw when they are
+// not a JSON object.
+type callArgs struct {
+	args   map[string]any
+	argRaw string
 }
 
 // result is a tool's answer to one call.
@@ -194,10 +199,10 @@ func firstArg(args map[string]any, keys []string) (string, string) {
 // touches, from its name and arguments.
 func (c *call) describe() {
 	lname := strings.ToLower(c.name)
-	_, cmd := firstArg(c.args, commandKeys)
-	_, path := firstArg(c.args, pathKeys[:len(pathKeys)-2]) // workdir and cwd are context, not targets
-	_, url := firstArg(c.args, urlKeys)
-	_, query := firstArg(c.args, queryKeys)
+	_, cmd := firstArg(c.a.args, commandKeys)
+	_, path := firstArg(c.a.args, pathKeys[:len(pathKeys)-2]) // workdir and cwd are context, not targets
+	_, url := firstArg(c.a.args, urlKeys)
+	_, query := firstArg(c.a.args, queryKeys)
 
 	// A "command" that is a single word next to a path is a sub-command of
 	// an editor tool (OpenHands str_replace_editor: view, str_replace).
@@ -210,8 +215,8 @@ func (c *call) describe() {
 		}
 		c.files = append(c.files, fileTouch{path, op})
 		c.mutates = op >= opEdit
-		c.added = addedLines(c.args)
-		c.removed = removedLines(c.args)
+		c.added = addedLines(c.a.args)
+		c.removed = removedLines(c.a.args)
 		return
 	}
 	switch {
@@ -237,7 +242,7 @@ func (c *call) describe() {
 	case path != "":
 		op := c.kindOp()
 		if c.kind == "" {
-			op = toolOp(lname, c.args)
+			op = toolOp(lname, c.a.args)
 		}
 		c.key = path
 		c.target = path
@@ -248,8 +253,8 @@ func (c *call) describe() {
 		c.files = append(c.files, fileTouch{path, op})
 		c.mutates = op >= opEdit
 		if c.mutates {
-			c.added = addedLines(c.args)
-			c.removed = removedLines(c.args)
+			c.added = addedLines(c.a.args)
+			c.removed = removedLines(c.a.args)
 		}
 	case url != "":
 		c.key = url
@@ -258,7 +263,7 @@ func (c *call) describe() {
 		c.key = query
 		c.target = lname + " " + query
 	default:
-		if patch := argString(c.args, "input"); strings.Contains(patch, "*** Begin Patch") {
+		if patch := argString(c.a.args, "input"); strings.Contains(patch, "*** Begin Patch") {
 			c.files = applyPatchFiles(patch)
 			c.added = patchAdded(patch)
 			c.removed = patchRemoved(patch)
@@ -268,18 +273,18 @@ func (c *call) describe() {
 			}
 			break
 		}
-		if c.argRaw != "" && strings.Contains(c.argRaw, "*** Begin Patch") {
-			c.files = applyPatchFiles(c.argRaw)
-			c.added = patchAdded(c.argRaw)
-			c.removed = patchRemoved(c.argRaw)
+		if c.a.argRaw != "" && strings.Contains(c.a.argRaw, "*** Begin Patch") {
+			c.files = applyPatchFiles(c.a.argRaw)
+			c.added = patchAdded(c.a.argRaw)
+			c.removed = patchRemoved(c.a.argRaw)
 			c.mutates = len(c.files) > 0
 			if len(c.files) > 0 {
 				c.key, c.target = c.files[0].path, c.files[0].path
 			}
 			break
 		}
-		c.key, c.prose = proseArg(c.args, c.argRaw), true
-		if n, done := todoCounts(c.args); n > 0 {
+		c.key, c.prose = proseArg(c.a.args, c.a.argRaw), true
+		if n, done := todoCounts(c.a.args); n > 0 {
 			c.key, c.prose = strconv.Itoa(n)+" items, "+strconv.Itoa(done)+" done", false
 		}
 		c.target = lname + " " + c.key
@@ -290,7 +295,7 @@ func (c *call) describe() {
 		if k == "workdir" || k == "cwd" {
 			continue
 		}
-		if p := argString(c.args, k); p != "" && p != path {
+		if p := argString(c.a.args, k); p != "" && p != path {
 			c.files = append(c.files, fileTouch{p, opMention})
 		}
 	}
@@ -333,7 +338,7 @@ func (c *call) kindOp() fileOp {
 		return opRead
 	case compact.ToolWrite:
 		for _, k := range []string{"old_string", "old_str", "old_content", "search", "edits", "patch", "input"} {
-			if _, ok := c.args[k]; ok {
+			if _, ok := c.a.args[k]; ok {
 				return opEdit
 			}
 		}
@@ -996,7 +1001,7 @@ func (c *call) dir() string {
 // names (workdir first).
 func (c *call) dirArg() string {
 	for _, k := range []string{"workdir", "cwd"} {
-		if s := argString(c.args, k); s != "" {
+		if s := argString(c.a.args, k); s != "" {
 			return s
 		}
 	}

@@ -28,23 +28,29 @@
 // many and rarely needed one by one (about one in seventy, measured), yet
 // a reader of code reaches for some: they get a bounded share of the
 // budget. Relevant files lists the files touched, with what happened to
-// them (created, edited, read, deleted; a call that failed did nothing)
-// and what reads showed of them (a digest: description, declarations,
-// explanatory comments, environment variables).
+// them (created, edited, read, deleted; a call that failed did nothing),
+// the telling line the last edit of a changed file wrote (a signature, a
+// statement, a setting: what the file holds now, once the actions no
+// longer show that edit), and what reads showed of them (a digest:
+// description, declarations, explanatory comments, environment
+// variables).
 //
 // What happened. Completed actions are the calls in order, as "name key
 // argument → outcome"; what a call does comes from the reader's tags
 // (compact.ToolCall.Kind: read, write, search, shell, …), an untagged
-// call's from its arguments' shapes. An outcome is the exit status and the
-// informative line of an error, chosen by general features (outcome.go):
-// a line that reports a failure and names a value, a location or a cause,
-// never a rule, a banner or a bare header (whose message is the most
-// telling of the lines after it), a failing test keeping its name beside
-// its message; an output a tool gave word for word to several calls is an
-// acknowledgement, not news. Edits show the lines they wrote (changed
-// lines and declarations first). Errors and fixes pairs each failure with
-// the later call on the same target that succeeded, or says it is not
-// resolved. Decisions are the agent's sentences that state a finding or a
+// call's from its arguments' shapes; one-line actions that read word for
+// word alike are kept once, the newest, with their count. An outcome is
+// the exit status and the informative line of an error, chosen by general
+// features (outcome.go): a line that reports a failure and names a value,
+// a location or a cause, never a rule, a banner or a bare header (whose
+// message is the most telling of the lines after it), a failing test
+// keeping its name beside its message; an output a tool gave word for word
+// to several calls is an acknowledgement, not news. Edits show the lines
+// they wrote (changed lines and declarations first). Errors and fixes
+// pairs each failure with the later call on the same target that
+// succeeded, or says it is not resolved; a harness message its reader
+// tagged Failed (an action the harness could not run) is an error whatever
+// its words. Decisions are the agent's sentences that state a finding or a
 // choice, scored by cue words and the window's names, restatements below
 // every new sentence. The task snapshot is the latest ask verbatim;
 // earlier asks, the goal and the rules the person stated follow it.

@@ -41,6 +41,9 @@ type refStat struct {
 	span     bool     // written as `code` by the agent
 	git      bool     // a hex id seen next to git, commit or sha
 	dig      *digest  // what reads of the file showed of its contents
+	// wrote is the telling line (see pickAdded) of the last edit of the
+	// file that worked, when the actions do not show that edit in full.
+	wrote string
 	// digested counts the bytes of reads dig was made from.
 	digested int
 }
@@ -162,6 +165,30 @@ func (x *refIndex) touch(path string, op fileOp, msg int) {
 		st.op = op
 	}
 }
+
+// wrote records the telling line that an edit c of path wrote, unless
+// the actions show the edit in full (shown): what the file holds now is
+// what its last edit wrote, more than its path alone says. An edit whose
+// lines are unknown (sed -i, a move) leaves the last known line.
+func (x *refIndex) wrote(path string, c *call, shown bool) {
+	path = cleanPath(path)
+	if path == "" {
+		return
+	}
+	if len(c.added) == 0 {
+		return
+	}
+	st := x.get(refPath, path)
+	st.wrote = ""
+	// An import or a comment tells little of what the file now does.
+	if l := pickAdded(c.added, c.removed, 1)[0]; !shown && addedScore(l, c.removed) >= 0 {
+		st.wrote = clip(l, maxWroteChars)
+	}
+}
+
+// maxWroteChars bounds the line a file's entry quotes from its last edit:
+// a statement or a signature fits.
+const maxWroteChars = 160
 
 // read records what a read of path showed of its contents.
 func (x *refIndex) read(path, content string) {

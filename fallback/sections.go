@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -293,6 +294,32 @@ func (w *window) buildActions(d *draft) {
 		}
 		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: windowRank(0, i), order: windowPos(i)})
 	}
+	d.secs[secActions] = mergeRepeats(d.secs[secActions])
+}
+
+// mergeRepeats keeps one of the one-line actions that read word for word
+// alike ("Edit app/main.go → ok", made ten times over a session), the
+// newest, counted: what the older copies added was their place in time,
+// which a count of them says well enough for the bytes.
+func mergeRepeats(es []entry) []entry {
+	count := map[string]int{}
+	for _, e := range es {
+		if !strings.Contains(e.text, "\n") {
+			count[e.text]++
+		}
+	}
+	left := maps.Clone(count) // copies not yet passed
+	out := es[:0]
+	for _, e := range es {
+		if n := count[e.text]; n > 1 {
+			if left[e.text]--; left[e.text] > 0 {
+				continue // a newer copy follows
+			}
+			e.text += " (×" + strconv.Itoa(n) + ")"
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // consequential reports a call that did something a later turn depends
@@ -734,10 +761,12 @@ func (w *window) buildErrors(d *draft) {
 		byLine[key] = it
 		items = append(items, it)
 	}
+	// A harness's complaint about an action it could not run ranks with
+	// the errors that later calls got past: a failure, of its time.
 	for _, ev := range w.timeline {
 		if ev.kind == evNote {
 			d.secs[secErrors] = append(d.secs[secErrors], entry{
-				text: "harness: " + clip(ev.text, maxOutcomeChars), rank: windowRank(0, ev.msg), order: windowPos(ev.msg),
+				text: "harness: " + clip(ev.text, maxOutcomeChars), rank: windowRank(1, ev.msg), order: windowPos(ev.msg),
 			})
 		}
 	}
@@ -1139,6 +1168,7 @@ func (w *window) indexRefs() *refIndex {
 	for _, ide := range w.ideContext {
 		x.scan(ide, -2, srcUser, false) // the person's active file and open tabs
 	}
+	full := w.shownInFull()
 	for _, c := range w.calls {
 		if c.msg >= 0 {
 			git := strings.HasPrefix(stripCD(c.key), "git ")
@@ -1147,6 +1177,9 @@ func (w *window) indexRefs() *refIndex {
 					break // a read or an edit that failed did nothing (its error names the file)
 				}
 				x.touch(c.resolve(f.path), f.op, c.msg)
+				if f.op == opEdit || f.op == opCreate {
+					x.wrote(c.resolve(f.path), c, full[c])
+				}
 			}
 			if f, ok := c.readFile(); ok {
 				x.read(c.resolve(f), digestHead(c.res.text))
@@ -1170,6 +1203,18 @@ func (w *window) indexRefs() *refIndex {
 		}
 	}
 	return x
+}
+
+// shownInFull returns the calls Completed actions shows in full, with
+// the lines they added.
+func (w *window) shownInFull() map[*call]bool {
+	full := map[*call]bool{}
+	for _, ev := range w.timeline[max(len(w.timeline)-fullActions, 0):] {
+		if ev.kind == evCall {
+			full[ev.call] = true
+		}
+	}
+	return full
 }
 
 // readFile returns the one file whose contents the call's output shows: a
@@ -1291,6 +1336,9 @@ func buildFiles(d *draft, all []*refStat, root string) {
 		}
 		if len(ops) > 0 {
 			b.WriteString(" (" + strings.Join(ops, ", ") + ")")
+		}
+		if r.wrote != "" {
+			b.WriteString(" wrote `" + r.wrote + "`")
 		}
 		if dig := r.dig.render(common); dig != "" {
 			b.WriteString(": " + dig)
@@ -1441,7 +1489,7 @@ func (w *window) buildCommands(d *draft) {
 func (c *call) workdir() string {
 	dir := ""
 	for _, k := range []string{"workdir", "cwd"} {
-		if s := argString(c.args, k); s != "" {
+		if s := argString(c.a.args, k); s != "" {
 			dir = s
 		}
 	}

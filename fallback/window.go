@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,12 +147,11 @@ func analyze(msgs *messages, mask func(string) string) *window {
 		if observed[i] {
 			continue
 		}
-		for _, p := range m.Parts {
+		for k, p := range m.Parts {
 			if p.Type != compact.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			c := &call{msg: i, id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind, tagTarget: p.ToolCall.Target,
-				rawArgs: p.ToolCall.Arguments}
+			c := &call{msg: i, part: int32(k), id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind}
 			w.calls = append(w.calls, c)
 			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
 			if c.id != "" {
@@ -196,9 +196,16 @@ func analyze(msgs *messages, mask func(string) string) *window {
 		if !m.IsUserAsk() {
 			// A harness note that reports an error (OpenHands sends a
 			// failed action's complaint as its own message).
+			// One the reader tagged Failed is one whatever its words.
 			if m.Synthetic && !m.Summary {
-				if errs := errorLines(text, false, false); len(errs) > 0 && maxErrorScore(errs) >= 3 {
+				errs := errorLines(text, false, false)
+				switch {
+				case len(errs) > 0 && maxErrorScore(errs) >= 3:
 					w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: bestError(errs)})
+				case failedText(m):
+					if l := firstMeaningfulLine(text); l != "" {
+						w.timeline = append(w.timeline, event{kind: evNote, msg: i, text: l})
+					}
 				}
 			}
 			continue
@@ -211,6 +218,7 @@ func analyze(msgs *messages, mask func(string) string) *window {
 		}
 	}
 	dirs := map[string]int{} // how many calls ran in each directory
+	var args callArgs        // the arguments of the call being described
 	for _, c := range w.calls {
 		if c.res != nil {
 			c.res.text, c.res.exit, c.res.hasExit = format.UnwrapOutput(c.res.text)
@@ -219,7 +227,10 @@ func analyze(msgs *messages, mask func(string) string) *window {
 			}
 		}
 		if c.msg >= 0 {
-			c.decodeArgs(mask)
+			if c.a == nil { // a tool call's, read from its part
+				args.decode(msgs.at(c.msg).Parts[c.part].ToolCall.Arguments, mask)
+				c.a = &args
+			}
 			c.argDir = c.dirArg()
 			c.describe()
 			w.noteTodosAndPlans(c)
@@ -228,7 +239,7 @@ func analyze(msgs *messages, mask func(string) string) *window {
 			}
 			// Described: what later steps read of the arguments is in
 			// the call's fields now.
-			c.rawArgs, c.args, c.argRaw = nil, nil, ""
+			c.a = nil
 		}
 	}
 	w.markAcks()
@@ -236,16 +247,13 @@ func analyze(msgs *messages, mask func(string) string) *window {
 	return w
 }
 
-// decodeArgs decodes the call's arguments, masking every string once
-// decoded, whatever the Redactor did to the raw JSON.
-func (c *call) decodeArgs(mask func(string) string) {
-	if c.rawArgs == nil {
-		return // no arguments, or a text action's, set when it was read
-	}
-	c.args, c.argRaw = decodeArgs(c.rawArgs)
-	maskValues(c.args, mask)
-	if c.argRaw != "" {
-		c.argRaw = mask(c.argRaw)
+// decode decodes raw arguments, masking every string once decoded,
+// whatever the Redactor did to the raw JSON.
+func (a *callArgs) decode(raw json.RawMessage, mask func(string) string) {
+	a.args, a.argRaw = decodeArgs(raw)
+	maskValues(a.args, mask)
+	if a.argRaw != "" {
+		a.argRaw = mask(a.argRaw)
 	}
 }
 
@@ -332,7 +340,7 @@ func (w *window) addSummary(text string) {
 // status) and plans (a "plan" text argument, update_plan's explanation).
 func (w *window) noteTodosAndPlans(c *call) {
 	for _, key := range []string{"todos", "plan", "steps", "tasks", "items"} {
-		list, ok := c.args[key].([]any)
+		list, ok := c.a.args[key].([]any)
 		if !ok {
 			continue
 		}
@@ -358,10 +366,10 @@ func (w *window) noteTodosAndPlans(c *call) {
 			w.todos, w.todoMsg = items, c.msg
 		}
 	}
-	if p, ok := c.args["plan"].(string); ok && strings.TrimSpace(p) != "" {
+	if p, ok := c.a.args["plan"].(string); ok && strings.TrimSpace(p) != "" {
 		w.plans = append(w.plans, ask{msg: c.msg, text: p})
 	}
-	if e, ok := c.args["explanation"].(string); ok && strings.TrimSpace(e) != "" {
+	if e, ok := c.a.args["explanation"].(string); ok && strings.TrimSpace(e) != "" {
 		w.plans = append(w.plans, ask{msg: c.msg, text: e})
 	}
 }
@@ -474,7 +482,7 @@ func textAction(msgs *messages, i int, acting bool) *call {
 	if lang != "" {
 		name = lang
 	}
-	c := &call{msg: i, name: name, args: map[string]any{"command": strings.TrimSpace(block)}}
+	c := &call{msg: i, name: name, a: &callArgs{args: map[string]any{"command": strings.TrimSpace(block)}}}
 	return c
 }
 
@@ -499,4 +507,14 @@ func lastFence(s string) (lang, body string) {
 		return first, rest
 	}
 	return "", inner
+}
+
+// failedText reports a message with a text part its reader tagged Failed.
+func failedText(m *compact.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type == compact.PartText && p.Failed {
+			return true
+		}
+	}
+	return false
 }

@@ -525,7 +525,9 @@ func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
 		o.record("observation:"+e.Observation, raw)
 		return
 	}
-	o.push(compact.Message{Role: compact.RoleUser, Synthetic: true, Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+	// An error observation no call claims is the harness's complaint
+	// about an action it could not run: a failed result all the same.
+	o.push(compact.Message{Role: compact.RoleUser, Synthetic: true, Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")
 }
 
 // answers finds the old-style call an observation answers: the one its

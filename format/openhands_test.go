@@ -172,3 +172,28 @@ func TestReadOpenHandsInstanceCorpus(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestOpenHandsErrorObservationFailed: an error observation that answers
+// no call (the harness could not run the action) is a harness message
+// tagged Failed, so the layers above see a failure without knowing
+// OpenHands; a plain observation of the same shape is not.
+func TestOpenHandsErrorObservationFailed(t *testing.T) {
+	src := `[
+  {"content": "fix it", "action": "message"},
+  {"id": 7, "content": "Allowed values for 'mode': fast, safe.", "observation": "error", "source": "agent"},
+  {"id": 8, "content": "Agent state changed to running.", "observation": "agent_state_note", "source": "agent"}
+]`
+	tr, err := Read(strings.NewReader(src), "traj.json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Messages) != 3 {
+		t.Fatalf("read %d messages, want 3", len(tr.Messages))
+	}
+	for i, want := range []bool{true, false} {
+		m := tr.Messages[i+1]
+		if !m.Synthetic || m.Role != compact.RoleUser || m.Parts[0].Failed != want {
+			t.Errorf("message %d: synthetic %v role %s failed %v, want a harness message failed %v", i+1, m.Synthetic, m.Role, m.Parts[0].Failed, want)
+		}
+	}
+}

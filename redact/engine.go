@@ -111,6 +111,8 @@ type scan struct {
 	// the input: the scan stays linear on adversarial text.
 	skip []int
 	nidx int // len(skip) once allocated
+	// skipBuf keeps skip's array for the next text a pooled scan reads.
+	skipBuf []int
 	// runStart, runEnd cache the token run last measured.
 	runStart, runEnd int
 	// curRule is the idx of the Go detector running, for its skip.
@@ -247,8 +249,16 @@ func (e *engine) run(sc *scan) {
 			sc.hit(r, start, end)
 		}
 	})
-	for r, ws := range sc.windows {
-		sc.runWindows(r, ws)
+	if len(sc.windows) > 0 {
+		// In rule order, not the map's: candidates keep the order found.
+		rules := make([]*rule, 0, len(sc.windows))
+		for r := range sc.windows {
+			rules = append(rules, r)
+		}
+		slices.SortFunc(rules, func(a, b *rule) int { return a.idx - b.idx })
+		for _, r := range rules {
+			sc.runWindows(r, sc.windows[r])
+		}
 	}
 	for _, r := range e.always {
 		sc.runWhole(r)
@@ -270,7 +280,13 @@ func (sc *scan) skipFrom(idx int) int {
 // skipTo makes rule idx look no earlier than at.
 func (sc *scan) skipTo(idx, at int) {
 	if sc.skip == nil {
-		sc.skip = make([]int, sc.nidx)
+		if cap(sc.skipBuf) >= sc.nidx {
+			sc.skip = sc.skipBuf[:sc.nidx]
+			clear(sc.skip)
+		} else {
+			sc.skip = make([]int, sc.nidx)
+			sc.skipBuf = sc.skip
+		}
 	}
 	sc.skip[idx] = at
 }
@@ -424,11 +440,18 @@ func (sc *scan) resolve() []cand {
 	if len(cs) == 0 {
 		return nil
 	}
-	slices.SortFunc(cs, func(a, b cand) int {
+	// Stable: candidates of one span and priority keep the order they
+	// were found in (the first labels the span), which depends on the
+	// text around them no more than the span does: the label must not
+	// change with the length of the text (RedactTextTo).
+	slices.SortStableFunc(cs, func(a, b cand) int {
 		if a.start != b.start {
 			return a.start - b.start
 		}
-		return b.end - a.end
+		if a.end != b.end {
+			return b.end - a.end
+		}
+		return b.rule.prio - a.rule.prio
 	})
 	out := cs[:0:0]
 	for _, c := range cs {

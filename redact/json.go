@@ -144,6 +144,32 @@ func newJSONView(doc string) (*jsonView, docKind) {
 	if c := doc[start]; (c == '{' || c == '[' || c == '"') && b.region(start, len(doc)) {
 		return b.v, docJSON
 	}
+	if b.lines() && len(b.v.regions) > 0 {
+		return b.v, docJSONL
+	}
+	return b.v, docText
+}
+
+// newLinesView builds the view of doc read as text: each of its lines
+// that is one JSON value is a region, and doc as a whole never is one.
+// What it makes of a line depends on that line alone, so the view of a
+// piece of a text agrees with the view of the whole on the piece's whole
+// lines (see RedactTextTo).
+func newLinesView(doc string) *jsonView {
+	v := viewPool.Get().(*jsonView)
+	v.regions, v.lits, v.escs = v.regions[:0], v.lits[:0], v.escs[:0]
+	b := &viewBuilder{doc: doc, v: v}
+	if len(doc) <= math.MaxInt32 {
+		b.lines()
+	}
+	b.finish()
+	return v
+}
+
+// lines builds each line of the document that is one JSON value into the
+// view, and reports whether every non-blank line is a JSON value.
+func (b *viewBuilder) lines() bool {
+	doc := b.doc
 	all := true
 	for at := 0; at < len(doc); {
 		nl := strings.IndexByte(doc[at:], '\n')
@@ -170,10 +196,7 @@ func newJSONView(doc string) (*jsonView, docKind) {
 			all = false
 		}
 	}
-	if all && len(b.v.regions) > 0 {
-		return b.v, docJSONL
-	}
-	return b.v, docText
+	return all
 }
 
 // viewBuilder validates JSON regions and decodes their literals into a

@@ -86,6 +86,9 @@ type masker struct {
 	mu           sync.Mutex
 	bySecret     map[[2]uint64]string
 	count        map[string]int
+	// parent is a draft's: the masker whose numbers the draft continues
+	// without changing them (see draft).
+	parent *masker
 }
 
 func newMasker() *masker {
@@ -122,10 +125,37 @@ func (m *masker) reserve(text string) {
 			continue
 		}
 		m.mu.Lock()
-		m.count[label] = max(m.count[label], n)
+		if c, ok := m.count[label]; !ok || n > c {
+			// A copy: text may be a buffer that is reused (RedactTextTo).
+			m.count[strings.Clone(label)] = n
+		}
 		m.mu.Unlock()
 		i = end
 	}
+}
+
+// draft returns a masker that numbers as m would from here on, and
+// leaves m as it is: the masks a rescan reads (see Redactor.find) are
+// drawn from a draft, so that numbers are given only to the secrets
+// finally masked, in the order they appear. A text read a piece at a time
+// then gets the numbers the whole text gets (see RedactTextTo).
+func (m *masker) draft() *masker {
+	return &masker{seed1: m.seed1, seed2: m.seed2, bySecret: map[[2]uint64]string{}, count: map[string]int{}, parent: m}
+}
+
+// lookup returns the mask m gave the secret keyed key, if any.
+func (m *masker) lookup(key [2]uint64) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.bySecret[key]
+	return s, ok
+}
+
+// countOf returns the last number m gave label.
+func (m *masker) countOf(label string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.count[label]
 }
 
 // mask returns the mask for secret found by a rule labelled label. The first
@@ -136,6 +166,14 @@ func (m *masker) mask(label, secret string) string {
 	defer m.mu.Unlock()
 	if s, ok := m.bySecret[key]; ok {
 		return s
+	}
+	if m.parent != nil {
+		if s, ok := m.parent.lookup(key); ok {
+			return s
+		}
+		if _, ok := m.count[label]; !ok {
+			m.count[label] = m.parent.countOf(label)
+		}
 	}
 	m.count[label]++
 	s := "[REDACTED:" + label + "#" + strconv.Itoa(m.count[label]) + "]"

@@ -71,6 +71,10 @@ type Finding struct {
 	// non-message record), "envelope", "tool" (a tool's description) or
 	// "tool-parameters" (its parameters' JSON Schema; Part is the tool's
 	// index).
+	// Line and Column locate it in a stream (RedactTextTo only): from 1,
+	// the column in bytes.
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 	Message int    `json:"message,omitempty"`
 	Part    int    `json:"part,omitempty"`
 	Field   string `json:"field,omitempty"`
@@ -252,7 +256,8 @@ func (vs *valueSet) find(sc *scan) {
 // rescan is set for a text already masked once: its encoded runs were
 // decoded then (masking elsewhere changes no run), so they are not again.
 func (r *Redactor) scanOnce(text string, rescan bool) []cand {
-	sc := &scan{eng: r.eng, text: text, pemNoEndFrom: -1, pemEnd: -1, allow: r.allow}
+	sc := newScan(r.eng, text, r.allow)
+	defer sc.release()
 	if rescan {
 		sc.depth = maxDecodeDepth
 	}
@@ -265,6 +270,30 @@ func (r *Redactor) scanOnce(text string, rescan bool) []cand {
 	return sc.resolve()
 }
 
+// scans are the top-level scans scanOnce reuses, with their buffers: a
+// compaction scans each of a window's texts, and a scan and its skip
+// list for every one came to a quarter of all it allocated.
+var scans = sync.Pool{New: func() any { return new(scan) }}
+
+// newScan returns a pooled scan of text, as new.
+func newScan(eng *engine, text string, allow *allowlist) *scan {
+	sc := scans.Get().(*scan)
+	cands, masks, skipBuf, decBuf, windows := sc.cands[:0], sc.masks[:0], sc.skipBuf, sc.decBuf, sc.windows
+	clear(windows)
+	*sc = scan{eng: eng, text: text, pemNoEndFrom: -1, pemEnd: -1, allow: allow,
+		cands: cands, masks: masks, skipBuf: skipBuf, decBuf: decBuf, windows: windows}
+	return sc
+}
+
+// release returns sc to the pool, holding no text. resolve's result is a
+// slice of its own, so nothing returned shares the scan's buffers.
+func (sc *scan) release() {
+	clear(sc.cands)
+	clear(sc.windows)
+	sc.cands, sc.text, sc.skip = sc.cands[:0], "", nil
+	scans.Put(sc)
+}
+
 // maxRounds bounds the rescans of find.
 const maxRounds = 4
 
@@ -272,14 +301,19 @@ const maxRounds = 4
 // again at the text as masked, until nothing new turns up: masking can
 // change what a detector sees (a name or a value that got shorter), and
 // Redact must be idempotent. clip, if set, restricts spans given in text's
-// offsets (to JSON string literals).
+// offsets (to JSON string literals). The masks of the rescans are drafts:
+// m numbers nothing until the spans are applied.
 func (r *Redactor) find(text string, clip func(spans []cand) []cand, m *masker) []cand {
 	spans := r.scanOnce(text, false)
 	if clip != nil {
 		spans = clip(spans)
 	}
+	var draft *masker
 	for round := 1; round < maxRounds && len(spans) > 0; round++ {
-		masked, starts, ends := r.render(text, spans, m)
+		if draft == nil {
+			draft = m.draft()
+		}
+		masked, starts, ends := r.render(text, spans, draft)
 		more := r.scanOnce(masked, true)
 		if len(more) == 0 {
 			break

@@ -276,21 +276,29 @@ func BenchmarkUnderLoad100KB(b *testing.B) {
 	}
 }
 
-// The same request streamed: time to the first byte of the answer.
+// The same request streamed: time to the first byte of the answer, for a
+// growing conversation and (serve-cold) for conversations never seen.
 func BenchmarkFirstStreamedByte100KB(b *testing.B) {
 	up := benchUpstream(b)
 	bodies := make([][]byte, 64)
 	for i := range bodies {
 		bodies[i] = chatBody("gpt-4o", 100<<10, strconv.Itoa(i), true, false)
 	}
+	cold := make([][]byte, 256)
+	for i := range cold {
+		cold[i] = chatBody("gpt-4o", 100<<10, fmt.Sprintf("c%d-%d", i, time.Now().UnixNano()), true, true)
+	}
 	for _, p := range []struct {
-		name string
-		srv  func() *httptest.Server
+		name   string
+		srv    func() *httptest.Server
+		bodies [][]byte
 	}{
-		{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }},
-		{"serve", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }},
+		{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }, bodies},
+		{"serve", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, bodies},
+		{"serve-cold", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, cold},
 	} {
 		b.Run(p.name, func(b *testing.B) {
+			bodies := p.bodies
 			srv := p.srv()
 			client := srv.Client()
 			lat := make(latencies, 0, b.N)

@@ -149,6 +149,12 @@ func (b *bodyBuffer) release() {
 // minBodyChunk is the first allocation for a body of unknown or large size.
 const minBodyChunk = 64 << 10
 
+// firstChunks are first chunks of bodies that outgrew them.
+var firstChunks = sync.Pool{New: func() any {
+	b := make([]byte, minBodyChunk)
+	return &b
+}}
+
 // readAll reads r to its end, or to want bytes when want > 0 (the
 // Content-Length), allocating as the bytes arrive: a client that announces
 // 64 MiB and sends 13 bytes holds 64 KiB. More than limit bytes is a
@@ -164,7 +170,12 @@ func (b *bodyBuffer) readAll(r io.Reader, want, limit int64) ([]byte, error) {
 	if err := b.grow(c); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 0, c)
+	var buf []byte
+	if c == minBodyChunk {
+		buf = (*firstChunks.Get().(*[]byte))[:0]
+	} else {
+		buf = make([]byte, 0, c)
+	}
 	for {
 		if want > 0 && int64(len(buf)) == want {
 			return buf, nil
@@ -183,6 +194,12 @@ func (b *bodyBuffer) readAll(r io.Reader, want, limit int64) ([]byte, error) {
 			}
 			nb := make([]byte, len(buf), next)
 			copy(nb, buf)
+			if cap(buf) == minBodyChunk {
+				// Nothing else holds the first chunk: the next body of
+				// more than a chunk starts in it.
+				first := buf[:0]
+				firstChunks.Put(&first)
+			}
 			buf = nb
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])

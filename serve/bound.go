@@ -97,6 +97,18 @@ func (c *countCache) besideKey(salt uint64, body []byte, beside []jsonscan.Membe
 	return h.Sum64()
 }
 
+// elemKey is element k's key in the count cache for env's model, hashed
+// once per request: bounding and learning both look it up.
+func (s *Server) elemKey(env *modelEnv, sh *shape, k int) uint64 {
+	if sh.keys == nil || sh.keySalt != env.salt {
+		sh.keys, sh.keySalt = make([]uint64, len(sh.elems)), env.salt
+		for i := range sh.elems {
+			sh.keys[i] = s.counts.key(env.salt, sh.elem(i))
+		}
+	}
+	return sh.keys[k]
+}
+
 // boundScale is what a byte bound is multiplied by: 1 for exact counts,
 // the model's calibration factor for estimates when it is above 1.
 func boundScale(env *modelEnv, model string) float64 {
@@ -122,7 +134,7 @@ func (s *Server) besideBound(env *modelEnv, sh *shape, scale float64) int {
 // elemBound bounds element k: its cached count, or its bytes.
 func (s *Server) elemBound(env *modelEnv, sh *shape, k int, scale float64) int {
 	raw := sh.elem(k)
-	if n, ok := s.counts.get(s.counts.key(env.salt, raw)); ok {
+	if n, ok := s.counts.get(s.elemKey(env, sh, k)); ok {
 		return n
 	}
 	return int(scale*float64(len(raw)+elemOverhead)) + imagePrice*bytes.Count(raw, []byte("image"))
@@ -166,20 +178,33 @@ func (s *Server) learn(env *modelEnv, v *view) {
 		return
 	}
 	outside := env.counter.Transcript(compact.Transcript{Tools: v.t.Tools})
+	groups := make([][2]int, 0, len(v.groups))
+	counts := make([]int, 0, len(v.groups))
 	for i, g := range v.groups {
 		n := env.counter.Message(v.t.Messages[i])
 		if g[0] < 0 {
 			outside += n
 			continue
 		}
+		groups, counts = append(groups, g), append(counts, n)
+	}
+	s.remember(env, v.shape, groups, counts, outside)
+}
+
+// remember caches the counts of a request's messages, counts[i] spread
+// over the elements groups[i] by their sizes, and outside, the count of
+// what lies beside the list.
+func (s *Server) remember(env *modelEnv, sh *shape, groups [][2]int, counts []int, outside int) {
+	for i, g := range groups {
+		n := counts[i]
 		size := 0
 		for e := g[0]; e < g[1]; e++ {
-			size += len(v.elem(e))
+			size += len(sh.elem(e))
 		}
 		for e := g[0]; e < g[1]; e++ {
-			share := 1 + n*len(v.elem(e))/max(size, 1)
-			s.counts.put(s.counts.key(env.salt, v.elem(e)), share)
+			share := 1 + n*len(sh.elem(e))/max(size, 1)
+			s.counts.put(s.elemKey(env, sh, e), share)
 		}
 	}
-	s.counts.put(s.counts.besideKey(env.salt, v.body, v.beside), outside)
+	s.counts.put(s.counts.besideKey(env.salt, sh.body, sh.beside), outside)
 }

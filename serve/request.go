@@ -33,6 +33,10 @@ type shape struct {
 	elems   [][2]int
 	// beside are the members beside the list that the prompt holds.
 	beside []jsonscan.Member
+	// keys are the elements' keys in the count cache for the model whose
+	// salt is keySalt (see Server.elemKey).
+	keys    []uint64
+	keySalt uint64
 }
 
 // view is a request body read for compaction: its shape, the transcript

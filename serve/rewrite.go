@@ -127,6 +127,15 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	if !force && s.letThrough(env, sess, sh, &out) {
 		return out
 	}
+	if !force {
+		if n, ok := s.countUnread(env, sh); ok && n < env.trigger {
+			out.bounded = false
+			out.tokensBefore, out.tokensAfter = n, n
+			if sess.match(sh) == nil {
+				return out
+			}
+		}
+	}
 
 	v, err := sh.read()
 	if err != nil {

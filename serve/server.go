@@ -177,8 +177,26 @@ func New(cfg Config) (*Server, error) {
 		FlushInterval: -1, // every chunk goes to the client as it arrives
 		ErrorHandler:  s.upstreamError,
 		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BufferPool:    copyBuffers{},
 	}
 	return s, nil
+}
+
+// copyBuffers lends the proxy the buffers it copies answers through
+// (32 KiB each, one per request otherwise).
+type copyBuffers struct{}
+
+var copyBufferPool = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
+
+func (copyBuffers) Get() []byte { return *copyBufferPool.Get().(*[]byte) }
+
+func (copyBuffers) Put(b []byte) {
+	if cap(b) == 32<<10 {
+		copyBufferPool.Put(&b)
+	}
 }
 
 // setupCompaction checks the compaction template and fills in its

@@ -93,6 +93,9 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
+	if n := in.size(); n > 0 && e.budget != nil {
+		e.budget(n)
+	}
 	t, _, err := readInput(e, in, in.name, "", o.read)
 	if err != nil {
 		return badInput(err)

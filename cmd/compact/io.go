@@ -29,6 +29,19 @@ func (in *input) Close() error {
 	return in.closer.Close()
 }
 
+// size returns the size of a regular file, 0 for anything else.
+func (in *input) size() int64 {
+	f, ok := in.Reader.(*os.File)
+	if !ok {
+		return 0
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	return st.Size()
+}
+
 // openInput opens the one positional argument: a file, or stdin for "-" or
 // none at all. More than one argument is a usage error.
 func openInput(e *env, args []string) (*input, error) {

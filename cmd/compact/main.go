@@ -33,6 +33,10 @@ type env struct {
 	getenv func(string) string
 	// stderrTTY is true when stderr is a terminal (progress bars).
 	stderrTTY bool
+	// budget sets the memory budget of a compaction of a file of that
+	// many bytes (setMemoryBudget): the process's collector is global, so
+	// only main sets one; nil in tests.
+	budget func(inputBytes int64)
 }
 
 type command struct {
@@ -61,7 +65,8 @@ func commands() []command {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stderrTTY: isTerminal(os.Stderr)}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stderrTTY: isTerminal(os.Stderr),
+		budget: func(n int64) { setMemoryBudget(os.Getenv, n) }}
 	setGCPercent(os.Getenv("GOGC"), os.Args[1:])
 	os.Exit(run(ctx, e, os.Args[1:]))
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -79,11 +81,15 @@ func runRedact(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
+	br := bufio.NewReaderSize(in, 64<<10)
+	if *as == "text" || (*as == "auto" && startsAsText(br)) {
+		return redactStream(e, r, in, br, *output, *report, *asJSON)
+	}
 	// The input is most of what stays live; reading and redacting leave
 	// garbage of a piece's size. The collector's default goal (twice the
 	// live heap) would let that garbage grow to the input's size again.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	data, err := readSized(in, e.stdin)
+	data, err := readSized(in, e.stdin, br)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", in.name, err)
 	}
@@ -116,6 +122,116 @@ func runRedact(_ context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "compact: warning: %d custom-rule matches timed out; text they ran on may still hold secrets\n", st.Timeouts)
 	}
 	return nil
+}
+
+// startsAsText reports whether the input is text that Redact would not read
+// as one JSON document or as JSON Lines: its first non-blank byte cannot
+// open a JSON document, and its first line is no JSON value. Such input is
+// redacted as it streams in (redactStream), with the bytes whole-input
+// redaction writes.
+func startsAsText(br *bufio.Reader) bool {
+	head, _ := br.Peek(br.Size()) // all of it, at EOF or on an error
+	i := 0
+	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {
+		i++
+	}
+	if i == len(head) {
+		return len(head) == br.Size() // blanks only, so far: stream them if they go on
+	}
+	switch head[i] {
+	case '{', '[', '"':
+		return false
+	}
+	line := head[i:]
+	if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
+		line = line[:nl]
+	} else if len(head) == br.Size() {
+		// A first line longer than the look: only a number could still be JSON.
+		return !strings.ContainsRune("-0123456789tfn", rune(head[i]))
+	}
+	return !json.Valid(bytes.TrimRight(line, " \t\r"))
+}
+
+// redactStream redacts text as it reads it (redact.Scope.RedactTextTo): a
+// few MiB held, whatever the input's size. A regular file is read twice:
+// first for the masks it already holds, so that new secrets are numbered
+// after them, as whole-input redaction does. Findings are reported as they
+// are written.
+func redactStream(e *env, r *redact.Redactor, in *input, br *bufio.Reader, output string, report, asJSON bool) error {
+	sc := r.NewScope()
+	if f, ok := regularFile(in, e.stdin); ok {
+		if at, err := f.Seek(0, io.SeekCurrent); err == nil {
+			if err := sc.ReserveFrom(io.NewSectionReader(f, at-int64(br.Buffered()), math.MaxInt64-at)); err != nil {
+				return fmt.Errorf("read %s: %w", in.name, err)
+			}
+		}
+	}
+	n := 0
+	enc := json.NewEncoder(e.stderr)
+	enc.SetEscapeHTML(false)
+	found := func(f redact.Finding) error {
+		n++
+		if !report {
+			return nil
+		}
+		if asJSON {
+			return enc.Encode(redactFinding{File: in.name, Rule: f.Rule, Line: f.Line, Column: f.Column, Start: f.Start, End: f.End})
+		}
+		_, err := fmt.Fprintf(e.stderr, "%s:%d:%d: %s (%d bytes)\n", in.name, f.Line, f.Column, f.Rule, f.End-f.Start)
+		return err
+	}
+	src := &readErrors{r: br}
+	err := writeOutput(e, output, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := sc.RedactTextTo(bw, src, found); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if src.err != nil {
+		return fmt.Errorf("read %s: %w", in.name, src.err)
+	}
+	if err != nil {
+		return err
+	}
+	if report && !asJSON {
+		if _, err := fmt.Fprintf(e.stderr, "%s: %d secret(s) masked\n", in.name, n); err != nil {
+			return err
+		}
+	}
+	if st := r.Stats(); st.Timeouts > 0 {
+		fmt.Fprintf(e.stderr, "compact: warning: %d custom-rule matches timed out; text they ran on may still hold secrets\n", st.Timeouts)
+	}
+	return nil
+}
+
+// readErrors keeps the error of a reader other than EOF, to tell a failed
+// read from a failed write.
+type readErrors struct {
+	r   io.Reader
+	err error
+}
+
+func (re *readErrors) Read(p []byte) (int, error) {
+	n, err := re.r.Read(p)
+	if err != nil && err != io.EOF {
+		re.err = err
+	}
+	return n, err
+}
+
+// regularFile returns the input's file when it is a regular one (standard
+// input redirected from a file too).
+func regularFile(in *input, stdin io.Reader) (*os.File, bool) {
+	f, ok := in.closer.(*os.File)
+	if in.closer == nil {
+		f, ok = stdin.(*os.File) // < file: standard input is the file
+	}
+	if !ok {
+		return nil, false
+	}
+	st, err := f.Stat()
+	return f, err == nil && st.Mode().IsRegular()
 }
 
 // jsonDocError returns nil for a JSON document or JSON Lines, and
@@ -157,22 +273,19 @@ func jsonDocError(data []byte) error {
 // readSized reads all of in: a file (standard input redirected from one
 // too) into a buffer of its size, so a large input is not copied while a
 // growing buffer doubles.
-func readSized(in *input, stdin io.Reader) ([]byte, error) {
-	f, ok := in.closer.(*os.File)
-	if in.closer == nil {
-		f, ok = stdin.(*os.File) // < file: standard input is the file
-	}
-	if ok {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+// It reads through src, which reads in (and may have read ahead of it).
+func readSized(in *input, stdin io.Reader, src io.Reader) ([]byte, error) {
+	if f, ok := regularFile(in, stdin); ok {
+		if st, err := f.Stat(); err == nil && st.Size() > 0 {
 			buf := make([]byte, st.Size()+1) // one more: a file that grew is read to its end
-			n, err := io.ReadFull(in, buf)
+			n, err := io.ReadFull(src, buf)
 			if err == io.ErrUnexpectedEOF || err == io.EOF {
 				return buf[:n], nil
 			}
 			if err != nil {
 				return nil, err
 			}
-			rest, err := io.ReadAll(in)
+			rest, err := io.ReadAll(src)
 			return append(buf[:n], rest...), err
 		}
 	}
@@ -182,7 +295,7 @@ func readSized(in *input, stdin io.Reader) ([]byte, error) {
 	total := 0
 	for {
 		b := make([]byte, 1<<20)
-		n, err := io.ReadFull(in, b)
+		n, err := io.ReadFull(src, b)
 		if n > 0 {
 			blocks = append(blocks, b[:n])
 			total += n

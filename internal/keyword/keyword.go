@@ -258,7 +258,7 @@ func (m *Matcher) hits(st uint32, i int, hit func(start, id int)) {
 const lanes = 4
 
 // laneMin is the shortest stretch worth a lane (a variable for tests).
-var laneMin = 2048
+var laneMin = 128
 
 type laneHit struct {
 	i  int

@@ -1,0 +1,222 @@
+package redact
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/compactkit/compact/redact/casegen"
+	"pgregory.net/rapid"
+)
+
+// streamCases are the generated redaction cases (every family in every
+// context, split-line keys with LF and CRLF, PEM keys, YAML blocks,
+// Kubernetes Secrets, JSON in JSON) and their negatives: the vocabulary
+// of the streamed texts below.
+var streamCases = sync.OnceValue(func() []string {
+	var out []string
+	for _, c := range casegen.Generate(ciSeed) {
+		out = append(out, c.Text)
+	}
+	return out
+})
+
+// streamNoise are fragments that glue cases together in odd ways. PEM
+// markers come only in pairs (inside the cases): a BEGIN line whose END is
+// further on than the overlap is beyond what the stream promises.
+var streamNoise = []string{"\n", "\r\n", "\n\n", " ", "\t", "=", ": ", `"`, "'", "\\", "{", "}", "[REDACTED:password#3]",
+	"password=", "token: ", `{"content":"`, `"}`, "---\n", "  ", "é", "\xff", "AKIA", "ghp_"}
+
+// failer is what the helpers need of a *testing.T or a *rapid.T.
+type failer interface {
+	Helper()
+	Fatal(...any)
+	Fatalf(string, ...any)
+}
+
+// streamed redacts text with RedactTextTo, windows of the given sizes.
+func streamed(t failer, r *Redactor, text string, piece, overlap int, reader func(io.Reader) io.Reader) (string, []Finding, int) {
+	ts := &textStreamer{piece: piece, overlap: overlap}
+	var out bytes.Buffer
+	var found []Finding
+	sc := r.NewScope()
+	if err := sc.ReserveFrom(strings.NewReader(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.run(sc, &out, reader(strings.NewReader(text)), func(f Finding) error {
+		found = append(found, f)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), found, ts.crossings
+}
+
+// sameAsWhole fails unless the streamed output and findings are those of
+// RedactText on the whole text, each finding's Line and Column where it
+// starts.
+func sameAsWhole(t failer, text, want string, wantFound []Finding, got string, found []Finding) {
+	t.Helper()
+	if got != want {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("streamed output differs from the whole text's at byte %d of %d:\n whole:  %q\n stream: %q",
+			i, len(want), want[max(0, i-80):min(len(want), i+80)], got[max(0, i-80):min(len(got), i+80)])
+	}
+	if len(found) != len(wantFound) {
+		t.Fatalf("%d findings streamed, %d in the whole text", len(found), len(wantFound))
+	}
+	for i, f := range found {
+		w := wantFound[i]
+		line := strings.Count(text[:w.Start], "\n") + 1
+		col := w.Start - (strings.LastIndexByte(text[:w.Start], '\n') + 1) + 1
+		if f.Rule != w.Rule || f.Start != w.Start || f.End != w.End || f.Line != line || f.Column != col {
+			t.Fatalf("finding %d: streamed %s %d-%d at %d:%d, whole %s %d-%d at %d:%d", i, f.Rule, f.Start, f.End, f.Line, f.Column, w.Rule, w.Start, w.End, line, col)
+		}
+	}
+}
+
+// TestPropRedactTextToMatchesWhole: for random texts and random window
+// sizes, streaming writes the bytes and findings that redacting the whole
+// text gives. Secrets are planted across the places where windows end,
+// and reads come in random sizes.
+func TestPropRedactTextToMatchesWhole(t *testing.T) {
+	r := newTestRedactor(t)
+	cases := streamCases()
+	const overlap = 16 << 10 // above the reach of every construct the cases hold
+	crossings := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		piece := rapid.IntRange(256, 12<<10).Draw(rt, "piece")
+		var b strings.Builder
+		n := rapid.IntRange(1, 250).Draw(rt, "cases")
+		for i := 0; i < n; i++ {
+			if rapid.IntRange(0, 3).Draw(rt, "noise") == 0 {
+				b.WriteString(rapid.SampledFrom(streamNoise).Draw(rt, "glue"))
+			}
+			c := rapid.SampledFrom(cases).Draw(rt, "case")
+			// Plant the case across the next place a window may end:
+			// every piece bytes, give or take the cut's move to a line start.
+			if rapid.Bool().Draw(rt, "straddle") {
+				next := (b.Len()/piece + 1) * piece
+				if pad := next - b.Len() - len(c)/2; pad > 0 && pad < 2*len(c)+64 {
+					b.WriteString(strings.Repeat(rapid.SampledFrom([]string{" ", "\n", "x"}).Draw(rt, "pad"), pad))
+				}
+			}
+			b.WriteString(c)
+			b.WriteString(rapid.SampledFrom([]string{"\n", "\r\n", " ", ""}).Draw(rt, "sep"))
+		}
+		text := b.String()
+		chunk := rapid.IntRange(1, 1<<16).Draw(rt, "read")
+		want, wantFound := r.NewScope().RedactText(text)
+		got, found, c := streamed(rt, r, text, piece, overlap, func(in io.Reader) io.Reader { return &chunkReader{r: in, n: chunk} })
+		crossings += c
+		if got != want {
+			os.WriteFile(os.TempDir()+"/streamfail.txt", []byte(fmt.Sprintf("%d\n%s", piece, text)), 0o644)
+		}
+		sameAsWhole(rt, text, want, wantFound, got, found)
+	})
+	if crossings == 0 {
+		t.Error("no span crossed the end of a window: the test plants none where it matters")
+	}
+	t.Logf("%d spans crossed the end of a window", crossings)
+}
+
+// chunkReader returns at most n bytes a read, as a pipe does.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// TestRedactTextToDefaultWindows streams a text of several default windows
+// (the generated cases again and again, each time with other secrets in
+// them) and checks it against the whole, and that some span crossed a
+// window's end.
+func TestRedactTextToDefaultWindows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 20 MB of text")
+	}
+	r := newTestRedactor(t)
+	var b strings.Builder
+	for seed := uint64(1); b.Len() < textPiece+3*textOverlap; seed++ {
+		for _, c := range casegen.Generate(seed) {
+			b.WriteString(c.Text)
+			b.WriteString("\n")
+		}
+	}
+	text := b.String()
+	want, wantFound := r.NewScope().RedactText(text)
+	got, found, crossings := streamed(t, r, text, textPiece, textOverlap, func(in io.Reader) io.Reader { return in })
+	sameAsWhole(t, text, want, wantFound, got, found)
+	t.Logf("%d bytes, %d findings, %d spans across a window's end", len(text), len(found), crossings)
+}
+
+// TestRedactTextToReserves: a mask already in the input, read by
+// ReserveFrom first, numbers the new secrets after it even when it lies
+// far ahead of them.
+func TestRedactTextToReserves(t *testing.T) {
+	r := newTestRedactor(t)
+	text := "password=" + tPassword + "\n" + strings.Repeat("filler line\n", 40000) + "password=[REDACTED:password#7]\n"
+	want, _ := r.NewScope().RedactText(text)
+	sc := r.NewScope()
+	if err := sc.ReserveFrom(&chunkReader{r: strings.NewReader(text), n: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	ts := &textStreamer{piece: 4096, overlap: 4096}
+	var out bytes.Buffer
+	if err := ts.run(sc, &out, strings.NewReader(text), nil); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || !strings.HasPrefix(want, "password=[REDACTED:password#8]") {
+		t.Fatalf("masks not numbered after the input's: %q", out.String()[:60])
+	}
+}
+
+// TestRedactTextToErrors: an error of the reader or the writer stops the
+// stream and is returned.
+func TestRedactTextToErrors(t *testing.T) {
+	r := newTestRedactor(t)
+	boom := fmt.Errorf("boom")
+	err := r.NewScope().RedactTextTo(io.Discard, io.MultiReader(strings.NewReader("password="+tPassword), &errReader{boom}), nil)
+	if err != boom {
+		t.Fatalf("reader error: got %v", err)
+	}
+	if err := r.NewScope().RedactTextTo(&errWriter{boom}, strings.NewReader("x"), nil); err != boom {
+		t.Fatalf("writer error: got %v", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e *errReader) Read([]byte) (int, error) { return 0, e.err }
+
+type errWriter struct{ err error }
+
+func (e *errWriter) Write([]byte) (int, error) { return 0, e.err }
+
+// BenchmarkRedactTextTo streams mixed text, for the cost of the overlaps.
+func BenchmarkRedactTextTo(b *testing.B) {
+	r := newTestRedactor(b)
+	var sb strings.Builder
+	for seed := uint64(1); sb.Len() < 16<<20; seed++ {
+		for _, c := range casegen.Generate(seed) {
+			sb.WriteString(c.Text)
+			sb.WriteString("\n")
+		}
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for range b.N {
+		if err := r.NewScope().RedactTextTo(io.Discard, strings.NewReader(text), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

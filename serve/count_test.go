@@ -1,0 +1,305 @@
+package serve_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/serve"
+	"github.com/compactkit/compact/serve/servetest"
+	"pgregory.net/rapid"
+)
+
+// unreadChecker holds the counting pass to the reader: whenever the pass
+// counts a request, its count and its messages (what the counter reads of
+// them) equal the reader's.
+type unreadChecker struct {
+	s                 *serve.Server
+	accepted, checked int
+}
+
+func newUnreadChecker(t testing.TB) *unreadChecker {
+	return &unreadChecker{s: newRig(t).srv}
+}
+
+// errorer is what check reports to: a testing.TB or a *rapid.T.
+type errorer interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+func (c *unreadChecker) check(t errorer, name, path, model string, body []byte) bool {
+	t.Helper()
+	got, ok, want, gotMsgs, wantMsgs, err := serve.UnreadCount(c.s, path, model, body)
+	c.checked++
+	if err != nil {
+		if ok {
+			t.Errorf("%s: the pass counted %d tokens of a request the reader refuses: %v", name, got, err)
+		}
+		return false
+	}
+	if !ok {
+		return false
+	}
+	c.accepted++
+	if got != want {
+		t.Errorf("%s: the pass counted %d tokens, the reader %d", name, got, want)
+	}
+	if len(gotMsgs) != len(wantMsgs) {
+		t.Errorf("%s: the pass made %d messages of the list, the reader %d", name, len(gotMsgs), len(wantMsgs))
+		return true
+	}
+	for i := range gotMsgs {
+		if g, w := counted(gotMsgs[i]), counted(wantMsgs[i]); g != w {
+			t.Errorf("%s: message %d:\npass   %s\nreader %s", name, i, g, w)
+			return true
+		}
+	}
+	return true
+}
+
+// counted renders what the token counter reads of m.
+func counted(m compact.Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "role=%q name=%q results=%q", m.Role, m.Name, m.ToolCallIDs)
+	for _, p := range m.Parts {
+		fmt.Fprintf(&b, " [%s %q %q", p.Type, p.Text, p.CallID)
+		if tc := p.ToolCall; tc != nil {
+			fmt.Fprintf(&b, " call %q %q %s", tc.ID, tc.Name, tc.Arguments)
+		}
+		if p.Image != nil {
+			fmt.Fprintf(&b, " image %q %q %d", p.Image.URL, p.Image.MediaType, len(p.Image.Data))
+		}
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+// wrap makes a request of a list written by format.Write (an array, or an
+// object holding the list under key).
+func wrap(written []byte, key, model string) []byte {
+	list := bytes.TrimSpace(written)
+	if len(list) > 0 && list[0] == '{' {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(list, &obj) != nil || obj[key] == nil {
+			return nil
+		}
+		list = obj[key]
+	}
+	return fmt.Appendf(nil, `{"model":%q,%q:%s,"stream":false}`, model, key, list)
+}
+
+// responseItems returns the Responses API items a Codex rollout holds
+// (the payloads of its response_item lines), nil for any other file.
+func responseItems(raw []byte) [][]byte {
+	var items [][]byte
+	for line := range bytes.Lines(raw) {
+		var rec struct {
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Type == "response_item" && len(rec.Payload) > 0 {
+			items = append(items, rec.Payload)
+		}
+	}
+	return items
+}
+
+// TestCountUnreadMatchesReader: on every request shape of the corpus (each
+// transcript written as a Chat Completions and as a Responses request, and
+// the raw OpenAI Chat logs), of the test generators, and of random ones,
+// the counting pass either declines or counts what the reader's messages
+// count, message for message.
+func TestCountUnreadMatchesReader(t *testing.T) {
+	c := newUnreadChecker(t)
+	for _, api := range []servetest.API{servetest.Chat, servetest.Responses} {
+		for _, cold := range []bool{false, true} {
+			body := apiBody(api, 100<<10, "x\"\\y\u00e9\n", cold)
+			c.check(t, fmt.Sprintf("%s cold=%t", api, cold), apiPaths[api], "gpt-4o", body)
+		}
+	}
+	if c.accepted != 4 {
+		t.Errorf("the pass counted %d of the 4 benchmark requests", c.accepted)
+	}
+	if !corpus.Available() {
+		if corpus.Required() {
+			t.Fatal("corpus missing and COMPACT_REQUIRE_CORPUS=1")
+		}
+		t.Skip("corpus not found: ../shared/corpus or $COMPACT_CORPUS; the generated shapes were checked")
+	}
+	files := corpus.AllTranscripts(t)
+	if testing.Short() {
+		files = files[:min(len(files), 20)]
+	}
+	rollouts, counted := 0, 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := format.Read(bytes.NewReader(raw), f, "")
+		if err != nil {
+			t.Logf("%s: %v", filepath.Base(f), err)
+			continue
+		}
+		for _, to := range []struct {
+			name  format.Name
+			key   string
+			api   servetest.API
+			model string
+		}{
+			{format.OpenAIChat, "messages", servetest.Chat, "gpt-4o"},
+		} {
+			var w bytes.Buffer
+			if err := format.Write(&w, tr, to.name); err != nil {
+				t.Logf("%s as %s: %v", filepath.Base(f), to.name, err)
+				continue
+			}
+			if body := wrap(w.Bytes(), to.key, to.model); body != nil {
+				c.check(t, filepath.Base(f)+" as "+string(to.name), apiPaths[to.api], to.model, body)
+			}
+		}
+		if items := responseItems(raw); items != nil {
+			body := fmt.Appendf(nil, `{"model":"gpt-4.1","input":[%s],"store":false}`, bytes.Join(items, []byte(",")))
+			rollouts++
+			if c.check(t, filepath.Base(f)+" as Responses items", apiPaths[servetest.Responses], "gpt-4.1", body) {
+				counted++
+			}
+		}
+		if strings.HasPrefix(filepath.Base(f), "openai") {
+			if body := wrap(raw, "messages", "gpt-4o"); body != nil {
+				c.check(t, filepath.Base(f), apiPaths[servetest.Chat], "gpt-4o", body)
+			}
+		}
+	}
+	t.Logf("Codex rollouts as Responses requests: %d, %d counted by the pass", rollouts, counted)
+	t.Logf("%d corpus and generated requests, %d counted by the pass", c.checked, c.accepted)
+	if c.accepted < c.checked/4 {
+		t.Errorf("the pass counted only %d of %d requests: it checks nothing", c.accepted, c.checked)
+	}
+}
+
+// TestCountUnreadMatchesReaderRandom draws requests of both APIs from the
+// elements the pass reads and from ones it must decline, with escapes,
+// nulls, empty texts and odd keys.
+func TestCountUnreadMatchesReaderRandom(t *testing.T) {
+	c := newUnreadChecker(t)
+	text := rapid.SampledFrom([]string{`""`, `"plain words"`, `"line\nbreak \"quoted\" \u00e9\ud83d\ude00 tab\t"`, `"lone \ud83d surrogate \udc00"`, `null`, `"  "`, `"\u0085x"`, `5`})
+	args := rapid.SampledFrom([]string{`"{\"path\":\"a.go\"}"`, `" {\"x\": [1, 2]} "`, `"not json"`, `""`, `null`, `{"path":"a.go"}`, `"\u00a0{}"`})
+	str := rapid.SampledFrom([]string{`"a"`, `"b"`, `""`, `"a"`, `null`, `1`})
+	role := rapid.SampledFrom([]string{`"user"`, `"assistant"`, `"system"`, `"developer"`, `"tool"`, `"user"`, `"assistant"`, `"tool"`, `"function"`, `""`, `null`})
+	partType := rapid.SampledFrom([]string{`"text"`, `"input_text"`, `"output_text"`, `"image_url"`, `"refusal"`, `"summary_text"`, `null`})
+	content := func(rt *rapid.T, label string) string {
+		switch rapid.IntRange(0, 3).Draw(rt, label) {
+		case 0:
+			return text.Draw(rt, label+"-text")
+		case 1:
+			var parts []string
+			for range rapid.IntRange(0, 3).Draw(rt, label+"-n") {
+				p := fmt.Sprintf(`{"type":%s,"text":%s}`, partType.Draw(rt, label+"-type"), text.Draw(rt, label+"-part"))
+				if rapid.IntRange(0, 9).Draw(rt, label+"-odd") == 0 {
+					p = `{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}`
+				}
+				parts = append(parts, p)
+			}
+			return "[" + strings.Join(parts, ",") + "]"
+		case 2:
+			if rapid.IntRange(0, 9).Draw(rt, label+"-object") == 0 {
+				return `{"type":"text","text":"x"}`
+			}
+			return text.Draw(rt, label+"-text")
+		}
+		return "null"
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		api := rapid.SampledFrom([]servetest.API{servetest.Chat, servetest.Responses}).Draw(rt, "api")
+		var elems []string
+		for k := range rapid.IntRange(1, 5).Draw(rt, "elems") {
+			members := map[string]string{}
+			if api == servetest.Chat {
+				members["role"] = role.Draw(rt, "role")
+				members["content"] = content(rt, "content")
+				for _, key := range []string{"name", "tool_call_id", "refusal", "id"} {
+					if rapid.IntRange(0, 2).Draw(rt, key) == 0 {
+						members[key] = str.Draw(rt, key+"-value")
+					}
+				}
+				for _, key := range []string{"reasoning_content", "function_call", "Role", "extra"} {
+					if rapid.IntRange(0, 29).Draw(rt, key) == 0 {
+						members[key] = str.Draw(rt, key+"-value")
+					}
+				}
+				if rapid.Bool().Draw(rt, "calls") {
+					members["tool_calls"] = fmt.Sprintf(`[{"id":"c%d","type":"function","function":{"name":%s,"arguments":%s}}]`,
+						k, str.Draw(rt, "fn"), args.Draw(rt, "args"))
+				}
+			} else {
+				typ := rapid.SampledFrom([]string{`"message"`, `"function_call"`, `"function_call_output"`, `"reasoning"`,
+					`"message"`, `"function_call"`, `"function_call_output"`, `"custom_tool_call"`, `"custom_tool_call_output"`,
+					`"compaction"`, `"web_search_call"`, ""}).Draw(rt, "type")
+				if typ != "" {
+					members["type"] = typ
+				}
+				switch typ {
+				case `"message"`, "":
+					members["role"] = role.Draw(rt, "role")
+					members["content"] = content(rt, "content")
+				case `"function_call"`:
+					members["call_id"] = str.Draw(rt, "call_id")
+					members["name"] = str.Draw(rt, "name")
+					members["arguments"] = args.Draw(rt, "args")
+				case `"custom_tool_call"`:
+					members["call_id"] = str.Draw(rt, "call_id")
+					members["name"] = str.Draw(rt, "name")
+					members["input"] = text.Draw(rt, "input")
+				case `"function_call_output"`, `"custom_tool_call_output"`:
+					members["call_id"] = str.Draw(rt, "call_id")
+					members["output"] = content(rt, "output")
+				case `"reasoning"`:
+					members["summary"] = fmt.Sprintf(`[{"type":"summary_text","text":%s}]`, text.Draw(rt, "summary"))
+					members["encrypted_content"] = str.Draw(rt, "encrypted")
+					members["content"] = rapid.SampledFrom([]string{`null`, `[]`, `[{"type":"reasoning_text","text":"r"}]`, `"s"`}).Draw(rt, "reasoning-content")
+				}
+				for _, key := range []string{"id", "status", "Type", "extra"} {
+					if rapid.IntRange(0, 4+25*len(key)/5).Draw(rt, key) == 0 {
+						members[key] = str.Draw(rt, key+"-value")
+					}
+				}
+			}
+			keys := make([]string, 0, len(members))
+			for k := range members {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			keys = rapid.Permutation(keys).Draw(rt, "order")
+			var b strings.Builder
+			b.WriteString("{")
+			for i, k := range keys {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%q: %s", k, members[k])
+			}
+			b.WriteString("}")
+			elems = append(elems, b.String())
+		}
+		key, extra := "messages", `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
+		if api == servetest.Responses {
+			key, extra = "input", `"instructions":"Be brief.","tools":[{"type":"function","name":"f","parameters":{}}]`
+		}
+		body := fmt.Appendf(nil, `{"model":"gpt-4o",%q:[%s],%s}`, key, strings.Join(elems, ","), extra)
+		c.check(rt, string(body), apiPaths[api], "gpt-4o", body)
+	})
+	t.Logf("%d random requests, %d counted by the pass", c.checked, c.accepted)
+	if c.accepted == 0 {
+		t.Error("the pass counted none of the random requests")
+	}
+}
