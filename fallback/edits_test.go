@@ -102,3 +102,37 @@ func TestRepeatedActionsAreCounted(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(acts, "handlers.go → ok"), acts)
 	assert.Contains(t, acts, "Edit /repo/handlers.go → ok (×6)")
 }
+
+// A comment of a file the agent read that the agent's own words echo
+// (quoted back while reasoning) leads the file's digest, even where the
+// file has more notes than a digest shows: it is what the file meant to
+// the agent.
+func TestEchoedNoteLeadsDigest(t *testing.T) {
+	src := strings.Join([]string{
+		"// Package serve answers the wire protocol.",
+		"package serve",
+		"",
+		"// NB: the cache must be warmed before the server starts, because handlers read it without locks.",
+		"var cache map[string]string",
+		"",
+		"// NB: never call Close twice, because the pool panics on a double close.",
+		"func Close() {}",
+		"",
+		"// NB: timeouts are in milliseconds here, unlike the rest of the package, because the wire format says so.",
+		"func Serve() {}",
+	}, "\n")
+	window := []compact.Message{
+		user("why do requests time out?"),
+		assistant("", toolCall("1", "Read", args{"file_path": "/repo/serve/serve.go"})),
+		results(result("1", src, false)),
+		thinking(`The comment says "NB: timeouts are in milliseconds here, unlike the rest of the package", so the 30 means 30 ms.`),
+		assistant("The timeout is read in milliseconds."),
+	}
+	h := build(t, window)
+	item := fileItem(h, "/repo/serve/serve.go")
+	require.NotEmpty(t, item, joined(h.RelevantFiles))
+	echo := strings.Index(item, "NB: timeouts are in milliseconds here")
+	require.GreaterOrEqual(t, echo, 0, item)
+	assert.Less(t, echo, strings.Index(item, "defines"), "the echoed note comes first")
+	assert.Contains(t, item, "NB: the cache must be warmed", "the best other notes still follow")
+}

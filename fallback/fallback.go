@@ -33,7 +33,7 @@
 // statement, a setting: what the file holds now, once the actions no
 // longer show that edit), and what reads showed of them (a digest:
 // description, declarations, explanatory comments, environment
-// variables).
+// variables; a comment the agent's own words echoed first).
 //
 // What happened. Completed actions are the calls in order, as "name key
 // argument → outcome"; what a call does comes from the reader's tags

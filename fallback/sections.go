@@ -178,6 +178,7 @@ func (w *window) build(lastTurns int, extra *compact.Handoff) *draft {
 	w.buildErrors(d)
 	w.buildTodos(d)
 	w.buildDecisions(d, idx.hot(24))
+	w.markEchoed(files)
 	buildFiles(d, files, w.shortRoot())
 	w.buildContext(d, idx)
 	w.buildLastTurns(d, lastTurns)

@@ -126,6 +126,9 @@ func register(f Format) {
 			if err := checkRawJSON(&t); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
+			if err := checkLoaded(&t); err != nil {
+				return fmt.Errorf("%s: %w", f.Name, err)
+			}
 			t = dropOpaque(t, f.Name)
 			if t.Format != "" && !sameFamily(t.Format, f.Name) {
 				// Another format's records (its metadata) have no place
@@ -278,6 +281,13 @@ type ReadOptions struct {
 	Instance string
 	// Warn receives each warning as it is found; nil drops them.
 	Warn func(Warning)
+	// Source, when set, is the input again, readable at any offset: the
+	// file the reader passed to ReadWith reads from its first byte. Readers
+	// that support it (Claude Code, Codex, OpenAI Chat) then keep each
+	// message's source records as spans of it (compact.Source.Spans)
+	// instead of their bytes, so a long transcript is not held twice;
+	// LoadSources reads them back before the transcript is written.
+	Source io.ReaderAt
 }
 
 // Warning is input a reader read past or read with doubt: nothing it says
@@ -446,6 +456,14 @@ type readState struct {
 	records int // records passed over while streaming
 	// instanced is set by a reader that picked an instance (opts.Instance).
 	instanced bool
+	// line is the line rs.lines hands over, at byte lineOff of the input;
+	// rec is the last record copyRecord copied, at recOff (see span.go).
+	line    []byte
+	lineOff int64
+	rec     []byte
+	recOff  int64
+	// spanErr is the first failure to read a span back during the read.
+	spanErr error
 }
 
 // Sink receives a transcript's messages as Stream reads them.

@@ -131,13 +131,21 @@ func (s *Server) besideBound(env *modelEnv, sh *shape, scale float64) int {
 	return n
 }
 
-// elemBound bounds element k: its cached count, or its bytes.
+// elemBound bounds element k: its cached count, or its bytes. A request
+// is bounded twice when the first bound is over the threshold (before and
+// while it is counted): the byte bounds are kept in sh.
 func (s *Server) elemBound(env *modelEnv, sh *shape, k int, scale float64) int {
-	raw := sh.elem(k)
 	if n, ok := s.counts.get(s.elemKey(env, sh, k)); ok {
 		return n
 	}
-	return int(scale*float64(len(raw)+elemOverhead)) + imagePrice*bytes.Count(raw, []byte("image"))
+	if sh.byteBounds == nil || sh.boundScale != scale {
+		sh.byteBounds, sh.boundScale = make([]int, len(sh.elems)), scale
+	}
+	if sh.byteBounds[k] == 0 {
+		raw := sh.elem(k)
+		sh.byteBounds[k] = int(scale*float64(len(raw)+elemOverhead)) + imagePrice*bytes.Count(raw, []byte("image"))
+	}
+	return sh.byteBounds[k]
 }
 
 // boundPlain bounds the tokens of a request as it came; ok is false when

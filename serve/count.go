@@ -2,7 +2,9 @@ package serve
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -36,8 +38,11 @@ type unreadCount struct {
 	// msgs are the messages of the list, with only the fields the token
 	// counter reads; their strings point into the body or arena.
 	msgs []compact.Message
-	// groups[i] are the elements of message i, [from, to).
+	// groups[i] are the elements of message i, [from, to); turns[i] is
+	// true when message i is an assistant turn of several items
+	// (Responses).
 	groups [][2]int
+	turns  []bool
 	arena  *[]byte
 }
 
@@ -56,40 +61,75 @@ func (uc *unreadCount) release() {
 // maxPooledArena bounds the arenas kept for reuse (a request's text).
 const maxPooledArena = 4 << 20
 
-// countUnread counts the tokens of the request sh exactly, as
-// env.counter.Transcript would count what the API's reader makes of it,
-// without reading it with package format. ok is false when the pass
-// declines (see above). It teaches the count cache each element's count,
-// as learn does for a request read in full.
-func (s *Server) countUnread(env *modelEnv, sh *shape) (n int, ok bool) {
-	if !env.counter.Exact() || !sh.hasList {
-		return 0, false
-	}
-	if !countable(sh) {
-		return 0, false
+// countUnread bounds the tokens of the request sh under trigger with as
+// little counting as it takes, without reading it with package format: it
+// builds the list's messages (see above) and bounds each by its elements'
+// bounds (elemBound: a cached count, or bytes), then counts messages
+// exactly, the largest bounds first, until the sum is under trigger or
+// every message is counted. n is then an upper bound of what
+// env.counter.Transcript would count of the reader's transcript, and
+// exactly that count when exact (every message counted). A request that
+// is under the threshold needs no more; one that is not was counted in
+// full. ok is false when the pass declines (see above). It teaches the
+// count cache what it counted, as learn does for a request read in full.
+func (s *Server) countUnread(env *modelEnv, sh *shape, trigger int) (n int, exact, ok bool) {
+	if !env.counter.Exact() || !countable(sh) {
+		return 0, false, false
 	}
 	outside, ok := s.outsideCount(env, sh)
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	uc := unreadCount{arena: arenas.Get().(*[]byte)}
 	defer uc.release()
-	if !uc.build(sh) {
-		return 0, false
+	// Only the messages counted are built. A Chat Completions element is
+	// one message; a Responses assistant turn spans the elements of its
+	// items, found from their kinds.
+	var message func(i int) (compact.Message, bool)
+	if sh.api.format == format.OpenAIChat {
+		uc.groups = make([][2]int, len(sh.elems))
+		for k := range uc.groups {
+			uc.groups[k] = [2]int{k, k + 1}
+		}
+		message = func(i int) (compact.Message, bool) { return uc.chatMessage(sh.elem(i)) }
+	} else {
+		if !uc.respGroups(sh) {
+			return 0, false, false
+		}
+		message = func(i int) (compact.Message, bool) { return uc.respMessage(sh, i) }
 	}
-	counts := make([]int, len(uc.msgs))
+	bounds := make([]int, len(uc.groups))
+	order := make([]int, len(uc.groups))
 	n = outside
-	for i, m := range uc.msgs {
-		counts[i] = env.counter.Message(m)
-		n += counts[i]
+	for i, g := range uc.groups {
+		for e := g[0]; e < g[1]; e++ {
+			bounds[i] += s.elemBound(env, sh, e, 1)
+		}
+		n += bounds[i]
+		order[i] = i
 	}
-	s.remember(env, sh, uc.groups, counts, outside)
-	return n, true
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bounds[b], bounds[a]) })
+	groups := make([][2]int, 0, len(order))
+	counts := make([]int, 0, len(order))
+	for _, i := range order {
+		if n < trigger {
+			break
+		}
+		m, ok := message(i)
+		if !ok {
+			return 0, false, false
+		}
+		c := env.counter.Message(m)
+		n += c - bounds[i]
+		groups, counts = append(groups, uc.groups[i]), append(counts, c)
+	}
+	s.remember(env, sh, groups, counts, outside)
+	return n, len(counts) == len(order), true
 }
 
 // countable reports whether the pass may read sh: a request of an API it
-// knows, valid JSON in valid UTF-8 (the readers read each invalid byte as
-// U+FFFD, the counter a run of them). A lone surrogate escape is read as
+// knows, valid JSON in valid UTF-8 (the readers replace invalid bytes with
+// U+FFFD, which the pass does not). A lone surrogate escape is read as
 // U+FFFD by both (jsonscan.AppendUnescaped, as Unquote).
 func countable(sh *shape) bool {
 	switch sh.api.format {
@@ -307,43 +347,51 @@ var chatKeys = []string{"role", "content", "name", "tool_calls", "tool_call_id",
 func (uc *unreadCount) chat(sh *shape) bool {
 	uc.msgs = make([]compact.Message, 0, len(sh.elems))
 	uc.groups = make([][2]int, 0, len(sh.elems))
-	var f [10][]byte
 	for k := range sh.elems {
-		if !fields(sh.elem(k), chatKeys, f[:]) || !isNull(f[7]) || !isNull(f[8]) || !isNull(f[9]) {
-			return false
-		}
-		role, ok := uc.strOrNull(f[0])
-		if !ok || role == "" || role == "function" {
-			return false
-		}
-		m := compact.Message{Role: compact.Role(role)}
-		if m.Name, ok = uc.strOrNull(f[2]); !ok {
-			return false
-		}
-		id, ok := uc.strOrNull(f[4]) // a string whatever the role, or the reader refuses it
+		m, ok := uc.chatMessage(sh.elem(k))
 		if !ok {
-			return false
-		}
-		if role == "tool" {
-			m.ToolCallIDs = []string{id}
-		}
-		if m.Parts, ok = uc.textParts(f[1], nil, "text", "input_text", "output_text"); !ok {
-			return false
-		}
-		refusal, ok := uc.strOrNull(f[5])
-		if !ok {
-			return false
-		}
-		if refusal != "" && !hasText(m.Parts, refusal) {
-			m.Parts = append(m.Parts, compact.Part{Type: compact.PartText, Text: refusal})
-		}
-		if m.Parts, ok = uc.chatCalls(f[3], m.Parts); !ok {
 			return false
 		}
 		uc.msgs = append(uc.msgs, m)
 		uc.groups = append(uc.groups, [2]int{k, k + 1})
 	}
 	return true
+}
+
+// chatMessage builds the message of one Chat Completions element.
+func (uc *unreadCount) chatMessage(elem []byte) (compact.Message, bool) {
+	var m compact.Message
+	var f [10][]byte
+	if !fields(elem, chatKeys, f[:]) || !isNull(f[7]) || !isNull(f[8]) || !isNull(f[9]) {
+		return m, false
+	}
+	role, ok := uc.strOrNull(f[0])
+	if !ok || role == "" || role == "function" {
+		return m, false
+	}
+	m.Role = compact.Role(role)
+	if m.Name, ok = uc.strOrNull(f[2]); !ok {
+		return m, false
+	}
+	id, ok := uc.strOrNull(f[4]) // a string whatever the role, or the reader refuses it
+	if !ok {
+		return m, false
+	}
+	if role == "tool" {
+		m.ToolCallIDs = []string{id}
+	}
+	if m.Parts, ok = uc.textParts(f[1], nil, "text", "input_text", "output_text"); !ok {
+		return m, false
+	}
+	refusal, ok := uc.strOrNull(f[5])
+	if !ok {
+		return m, false
+	}
+	if refusal != "" && !hasText(m.Parts, refusal) {
+		m.Parts = append(m.Parts, compact.Part{Type: compact.PartText, Text: refusal})
+	}
+	m.Parts, ok = uc.chatCalls(f[3], m.Parts)
+	return m, ok
 }
 
 // chatCalls reads a message's tool_calls: function calls only.
@@ -406,109 +454,152 @@ var respKeys = []string{"type", "id", "role", "content", "call_id", "name", "arg
 // turn's items (its messages, reasoning and function calls) make one
 // message, as the reader makes them.
 func (uc *unreadCount) responses(sh *shape) bool {
-	uc.msgs = make([]compact.Message, 0, len(sh.elems))
-	uc.groups = make([][2]int, 0, len(sh.elems))
-	turn := -1 // the assistant message being built
-	open := func(k int) *compact.Message {
-		if turn < 0 {
-			turn = len(uc.msgs)
-			uc.msgs = append(uc.msgs, compact.Message{Role: compact.RoleAssistant})
-			uc.groups = append(uc.groups, [2]int{k, k})
-		}
-		uc.groups[turn][1] = k + 1
-		return &uc.msgs[turn]
+	if !uc.respGroups(sh) {
+		return false
 	}
-	push := func(k int, m compact.Message) {
-		turn = -1
-		uc.msgs = append(uc.msgs, m)
-		uc.groups = append(uc.groups, [2]int{k, k + 1})
-	}
-	var f [12][]byte
-	var str [6]string // type, id, role, call_id, name, status
-	for k := range sh.elems {
-		if !fields(sh.elem(k), respKeys, f[:]) {
-			return false
-		}
-		for i, at := range [6]int{0, 1, 2, 4, 5, 8} {
-			var ok bool
-			if f[at] == nil {
-				str[i] = ""
-			} else if str[i], ok = uc.str(f[at]); !ok {
-				return false // null or another type: the decoder's business
-			}
-		}
-		typ, role, callID, name := str[0], str[2], str[3], str[4]
-		if typ == "" && role != "" {
-			typ = "message"
-		}
-		switch {
-		case typ == "message" && f[4] == nil && f[5] == nil && f[6] == nil && f[7] == nil && f[9] == nil && f[10] == nil && f[11] == nil:
-			if role == "" {
-				return false
-			}
-			var parts []compact.Part
-			var ok bool
-			if parts, ok = uc.textParts(f[3], nil, "input_text", "output_text", "text"); !ok {
-				return false
-			}
-			if role == "assistant" {
-				m := open(k)
-				m.Parts = append(m.Parts, parts...)
-				continue
-			}
-			push(k, compact.Message{Role: compact.Role(role), Parts: parts})
-		case (typ == "function_call" || typ == "custom_tool_call") && callID != "" &&
-			f[2] == nil && f[3] == nil && f[7] == nil && f[9] == nil && f[10] == nil && (f[6] == nil) != (f[11] == nil):
-			// Run by the client: a function's arguments are a string (of
-			// JSON, mostly); a custom tool's input is free-form text,
-			// kept as its JSON literal (format's compactJSON of a string).
-			var args json.RawMessage
-			ok := true
-			if f[6] != nil {
-				args, ok = uc.args(f[6])
-			} else if args = f[11]; args[0] != '"' {
-				ok = false
-			}
-			if !ok {
-				return false
-			}
-			if name == "" {
-				name = strings.TrimSuffix(typ, "_call")
-			}
-			m := open(k)
-			m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolCall,
-				ToolCall: &compact.ToolCall{ID: callID, Name: name, Arguments: args}})
-		case strings.HasSuffix(typ, "_call_output") && f[2] == nil && f[3] == nil && f[5] == nil && f[6] == nil &&
-			f[9] == nil && f[10] == nil && f[11] == nil:
-			id := callID
-			if id == "" {
-				id = str[1]
-			}
-			parts, ok := uc.textParts(f[7], nil, "input_text", "output_text", "text")
-			if !ok {
-				return false
-			}
-			push(k, compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{id}, Parts: parts})
-		case typ == "reasoning" && f[2] == nil && f[4] == nil && f[5] == nil && f[6] == nil && f[7] == nil &&
-			f[11] == nil && (isNull(f[10]) || f[10][0] == '"'):
-			// Its summary, then its content when that is a list (the
-			// reader passes over any other content).
-			content := f[3]
-			if content != nil && content[0] != '[' {
-				content = nil
-			}
-			m := open(k)
-			var ok bool
-			for _, v := range [2][]byte{f[9], content} {
-				if m.Parts, ok = uc.thinking(v, m.Parts); !ok {
-					return false
-				}
-			}
-		default:
+	uc.msgs = make([]compact.Message, len(uc.groups))
+	for i := range uc.groups {
+		var ok bool
+		if uc.msgs[i], ok = uc.respMessage(sh, i); !ok {
 			return false
 		}
 	}
 	return true
+}
+
+// respGroups finds the elements of each message of a Responses input
+// list, reading of each item only its kind.
+func (uc *unreadCount) respGroups(sh *shape) bool {
+	uc.groups = make([][2]int, 0, len(sh.elems))
+	uc.turns = make([]bool, 0, len(sh.elems))
+	open := false
+	for k := range sh.elems {
+		turn, ok := uc.respItem(sh.elem(k), nil)
+		switch {
+		case !ok:
+			return false
+		case turn && open:
+			uc.groups[len(uc.groups)-1][1] = k + 1
+			continue
+		}
+		open = turn
+		uc.groups = append(uc.groups, [2]int{k, k + 1})
+		uc.turns = append(uc.turns, turn)
+	}
+	return true
+}
+
+// respMessage builds message i of a Responses list whose groups are known.
+func (uc *unreadCount) respMessage(sh *shape, i int) (compact.Message, bool) {
+	var m compact.Message
+	if uc.turns[i] {
+		m.Role = compact.RoleAssistant
+	}
+	for k := uc.groups[i][0]; k < uc.groups[i][1]; k++ {
+		if _, ok := uc.respItem(sh.elem(k), &m); !ok {
+			return m, false
+		}
+	}
+	return m, true
+}
+
+// respItem reads the Responses item elem: turn is true for an item of an
+// assistant turn (its messages, reasoning, calls the client runs), false
+// for one that is a message of its own; ok is false when the pass does
+// not read it. With m not nil it also builds: a turn item's parts are
+// added to m, an item of its own becomes *m.
+func (uc *unreadCount) respItem(elem []byte, m *compact.Message) (turn, ok bool) {
+	var f [12][]byte
+	var str [6]string // type, id, role, call_id, name, status
+	if !fields(elem, respKeys, f[:]) {
+		return false, false
+	}
+	for i, at := range [6]int{0, 1, 2, 4, 5, 8} {
+		if f[at] == nil {
+			str[i] = ""
+		} else if str[i], ok = uc.str(f[at]); !ok {
+			return false, false // null or another type: the decoder's business
+		}
+	}
+	typ, role, callID, name := str[0], str[2], str[3], str[4]
+	if typ == "" && role != "" {
+		typ = "message"
+	}
+	switch {
+	case typ == "message" && f[4] == nil && f[5] == nil && f[6] == nil && f[7] == nil && f[9] == nil && f[10] == nil && f[11] == nil:
+		if role == "" {
+			return false, false
+		}
+		if m == nil {
+			return role == "assistant", true
+		}
+		parts, ok := uc.textParts(f[3], nil, "input_text", "output_text", "text")
+		if !ok {
+			return false, false
+		}
+		if role == "assistant" {
+			m.Parts = append(m.Parts, parts...)
+			return true, true
+		}
+		*m = compact.Message{Role: compact.Role(role), Parts: parts}
+		return false, true
+	case (typ == "function_call" || typ == "custom_tool_call") && callID != "" &&
+		f[2] == nil && f[3] == nil && f[7] == nil && f[9] == nil && f[10] == nil && (f[6] == nil) != (f[11] == nil):
+		// Run by the client: a function's arguments are a string (of
+		// JSON, mostly); a custom tool's input is free-form text, kept
+		// as its JSON literal (format's compactJSON of a string).
+		if f[11] != nil && f[11][0] != '"' {
+			return false, false
+		}
+		if m == nil {
+			return true, true
+		}
+		args := json.RawMessage(f[11])
+		if f[6] != nil {
+			if args, ok = uc.args(f[6]); !ok {
+				return false, false
+			}
+		}
+		if name == "" {
+			name = strings.TrimSuffix(typ, "_call")
+		}
+		m.Parts = append(m.Parts, compact.Part{Type: compact.PartToolCall,
+			ToolCall: &compact.ToolCall{ID: callID, Name: name, Arguments: args}})
+		return true, true
+	case strings.HasSuffix(typ, "_call_output") && f[2] == nil && f[3] == nil && f[5] == nil && f[6] == nil &&
+		f[9] == nil && f[10] == nil && f[11] == nil:
+		if m == nil {
+			return false, true
+		}
+		id := callID
+		if id == "" {
+			id = str[1]
+		}
+		parts, ok := uc.textParts(f[7], nil, "input_text", "output_text", "text")
+		if !ok {
+			return false, false
+		}
+		*m = compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{id}, Parts: parts}
+		return false, true
+	case typ == "reasoning" && f[2] == nil && f[4] == nil && f[5] == nil && f[6] == nil && f[7] == nil &&
+		f[11] == nil && (isNull(f[10]) || f[10][0] == '"'):
+		if m == nil {
+			return true, true
+		}
+		// Its summary, then its content when that is a list (the reader
+		// passes over any other content).
+		content := f[3]
+		if content != nil && content[0] != '[' {
+			content = nil
+		}
+		for _, v := range [2][]byte{f[9], content} {
+			if m.Parts, ok = uc.thinking(v, m.Parts); !ok {
+				return false, false
+			}
+		}
+		return true, true
+	}
+	return false, false
 }
 
 // thinking reads a reasoning item's summary or content: an array of

@@ -38,27 +38,40 @@ type errorer interface {
 
 func (c *unreadChecker) check(t errorer, name, path, model string, body []byte) bool {
 	t.Helper()
-	got, ok, want, gotMsgs, wantMsgs, err := serve.UnreadCount(c.s, path, model, body)
+	u, err := serve.UnreadCount(c.s, path, model, body)
 	c.checked++
 	if err != nil {
-		if ok {
-			t.Errorf("%s: the pass counted %d tokens of a request the reader refuses: %v", name, got, err)
+		if u.Counted {
+			t.Errorf("%s: the pass counted a request the reader refuses: %v", name, err)
 		}
 		return false
 	}
-	if !ok {
+	if u.PlainOK && u.Plain < u.Want {
+		t.Errorf("%s: the byte bound is %d, under the reader's count %d", name, u.Plain, u.Want)
+	}
+	if !u.Counted {
 		return false
 	}
 	c.accepted++
-	if got != want {
-		t.Errorf("%s: the pass counted %d tokens, the reader %d", name, got, want)
+	for i, trigger := range u.Triggers {
+		switch n := u.Bounds[i]; {
+		case n < u.Want:
+			t.Errorf("%s: under a threshold of %d the pass bounds the request by %d, the reader counts %d", name, trigger, n, u.Want)
+		case u.Exact[i] && n != u.Want:
+			t.Errorf("%s: the pass counted %d tokens (threshold %d), the reader %d", name, n, trigger, u.Want)
+		case !u.Exact[i] && n >= trigger:
+			t.Errorf("%s: the pass stopped counting at a bound of %d, not under its threshold %d", name, n, trigger)
+		}
 	}
-	if len(gotMsgs) != len(wantMsgs) {
-		t.Errorf("%s: the pass made %d messages of the list, the reader %d", name, len(gotMsgs), len(wantMsgs))
+	if !u.Exact[0] {
+		t.Errorf("%s: at threshold 0 the pass did not count every message", name)
+	}
+	if len(u.Msgs) != len(u.ReaderMsgs) {
+		t.Errorf("%s: the pass made %d messages of the list, the reader %d", name, len(u.Msgs), len(u.ReaderMsgs))
 		return true
 	}
-	for i := range gotMsgs {
-		if g, w := counted(gotMsgs[i]), counted(wantMsgs[i]); g != w {
+	for i := range u.Msgs {
+		if g, w := counted(u.Msgs[i]), counted(u.ReaderMsgs[i]); g != w {
 			t.Errorf("%s: message %d:\npass   %s\nreader %s", name, i, g, w)
 			return true
 		}
@@ -157,6 +170,9 @@ func TestCountUnreadMatchesReader(t *testing.T) {
 			model string
 		}{
 			{format.OpenAIChat, "messages", servetest.Chat, "gpt-4o"},
+			{format.OpenAIChat, "messages", servetest.Chat, "claude-sonnet-4-5"},
+			{format.Anthropic, "messages", servetest.Messages, "claude-sonnet-4-5"},
+			{format.Anthropic, "messages", servetest.Messages, "gpt-4o"},
 		} {
 			var w bytes.Buffer
 			if err := format.Write(&w, tr, to.name); err != nil {

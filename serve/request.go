@@ -37,6 +37,10 @@ type shape struct {
 	// salt is keySalt (see Server.elemKey).
 	keys    []uint64
 	keySalt uint64
+	// byteBounds are the elements' bounds by their bytes at boundScale
+	// (see Server.elemBound), 0 until taken.
+	byteBounds []int
+	boundScale float64
 }
 
 // view is a request body read for compaction: its shape, the transcript

@@ -128,8 +128,8 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 		return out
 	}
 	if !force {
-		if n, ok := s.countUnread(env, sh); ok && n < env.trigger {
-			out.bounded = false
+		if n, exact, ok := s.countUnread(env, sh, env.trigger); ok && n < env.trigger {
+			out.bounded = !exact
 			out.tokensBefore, out.tokensAfter = n, n
 			if sess.match(sh) == nil {
 				return out
