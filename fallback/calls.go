@@ -46,8 +46,7 @@ type fileTouch struct {
 
 // call is one tool call of the window with its result.
 type call struct {
-	msg  int    // index of the message making the call; -1 for a result whose call is before the window
-	id   string // the call's id
+	msg  int // index of the message making the call; -1 for a result whose call is before the window
 	name string
 	// kind is the reader's tag (compact.ToolCall.Kind): what the call does
 	// by its agent's conventions. An untagged call ("" kind) is read by

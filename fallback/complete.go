@@ -39,6 +39,7 @@ func Complete(h compact.Handoff, window []compact.Message, cfg Config) (compact.
 		w.root = idx.root
 	}
 	d := &draft{}
+	w.markEchoed(files)
 	buildFiles(d, files, w.shortRoot())
 	w.buildContext(d, idx)
 	d.sanitize(r.String)

@@ -2,6 +2,9 @@ package fallback
 
 import (
 	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/keyword"
 )
 
 // digest is what a file's contents, as the window's reads showed them, say
@@ -20,6 +23,9 @@ type digest struct {
 type note struct {
 	text  string
 	score int
+	// echoed: the agent's own words repeat it (a comment it quoted back
+	// while reasoning), so it is what the file meant to the agent.
+	echoed bool
 }
 
 // Bounds of one file's digest.
@@ -28,8 +34,11 @@ const (
 	maxDigestUses  = 4
 	maxDigestEnv   = 4
 	maxDigestNotes = 2
-	maxDeclLine    = 70
-	digestLines    = 400 // lines of one read looked at
+	// maxNoteCandidates notes are kept while reading, for the agent's
+	// echo of one to lift it among the maxDigestNotes shown.
+	maxNoteCandidates = 8
+	maxDeclLine       = 70
+	digestLines       = 400 // lines of one read looked at
 )
 
 // readDigest reads the contents of file path, as a tool printed them (line
@@ -290,7 +299,7 @@ func (d *digest) addComment(text string, lineNo int) {
 			marked = false
 		}
 		if sc >= 3 {
-			d.addNote(note{clip(s, maxSentence), sc})
+			d.addNote(note{text: clip(s, maxSentence), score: sc})
 		}
 	})
 }
@@ -302,8 +311,9 @@ func (d *digest) addNote(n note) {
 		}
 	}
 	d.notes = append(d.notes, n)
-	// Keep the best few, first seen winning ties, in order of sighting.
-	if len(d.notes) > maxDigestNotes {
+	// Keep the best few candidates, first seen winning ties, in order of
+	// sighting: render shows the best of them and those the agent echoed.
+	if len(d.notes) > maxNoteCandidates {
 		low := 0
 		for i, o := range d.notes {
 			if o.score < d.notes[low].score || o.score == d.notes[low].score && i > low {
@@ -532,14 +542,20 @@ func (d *digest) merge(o *digest) {
 }
 
 // render writes the digest on one line, most telling first (a cap cuts
-// the end): the file's description, what it declares and reads from the
-// environment, its notes, then what it imports. Imports in common holds
+// the end): the notes the agent echoed, the file's description, what it
+// declares and reads from the environment, its other notes, then what it
+// imports. Imports in common holds
 // the imports many files share, which say nothing about one of them.
 func (d *digest) render(common map[string]bool) string {
 	if d == nil {
 		return ""
 	}
 	var parts []string
+	for _, n := range d.notes {
+		if n.echoed {
+			parts = append(parts, n.text)
+		}
+	}
 	if d.about != "" {
 		parts = append(parts, clip(d.about, maxAboutChars))
 	}
@@ -549,7 +565,7 @@ func (d *digest) render(common map[string]bool) string {
 	if len(d.env) > 0 {
 		parts = append(parts, "env "+strings.Join(d.env, ", "))
 	}
-	for _, n := range d.notes {
+	for _, n := range d.bestNotes() {
 		if n.text != d.about {
 			parts = append(parts, n.text)
 		}
@@ -585,4 +601,63 @@ func commonImports(ds []*digest) map[string]bool {
 		}
 	}
 	return common
+}
+
+// bestNotes returns the best maxDigestNotes notes the agent did not
+// echo, first seen winning ties, in order of sighting.
+func (d *digest) bestNotes() []note {
+	var out []note
+	for _, n := range d.notes {
+		if !n.echoed {
+			out = append(out, n)
+		}
+	}
+	for len(out) > maxDigestNotes {
+		low := 0
+		for i, o := range out {
+			if o.score < out[low].score || o.score == out[low].score && i > low {
+				low = i
+			}
+		}
+		out = append(out[:low], out[low+1:]...)
+	}
+	return out
+}
+
+// echoPrefix is how much of a note the agent's words must repeat for it
+// to count as echoed: enough that no common phrase does.
+const echoPrefix = 40
+
+// markEchoed marks the notes of the files' digests that the agent's own
+// words (its text and reasoning) repeat, in one pass over those words.
+func (w *window) markEchoed(files []*refStat) {
+	var prefixes []string
+	var notes []*note
+	for _, r := range files {
+		if r.dig == nil {
+			continue
+		}
+		for i := range r.dig.notes {
+			n := &r.dig.notes[i]
+			if len(n.text) >= echoPrefix {
+				prefixes = append(prefixes, n.text[:echoPrefix])
+				notes = append(notes, n)
+			}
+		}
+	}
+	if len(prefixes) == 0 {
+		return
+	}
+	m := keyword.New(keyword.Words(prefixes), false)
+	for i := range w.msgs.len() {
+		msg := w.msgs.at(i)
+		if msg.Role != compact.RoleAssistant || msg.Summary {
+			continue
+		}
+		for _, p := range msg.Parts {
+			if p.Type == compact.PartText || p.Type == compact.PartThinking {
+				m.Find(p.Text, func(_, id int) { notes[id].echoed = true })
+			}
+		}
+	}
 }

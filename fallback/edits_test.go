@@ -102,3 +102,56 @@ func TestRepeatedActionsAreCounted(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(acts, "handlers.go → ok"), acts)
 	assert.Contains(t, acts, "Edit /repo/handlers.go → ok (×6)")
 }
+
+// A comment of a file the agent read that the agent's own words echo
+// (quoted back while reasoning) leads the file's digest, even where the
+// file has more notes than a digest shows: it is what the file meant to
+// the agent.
+func TestEchoedNoteLeadsDigest(t *testing.T) {
+	src := strings.Join([]string{
+		"// Package serve answers the wire protocol.",
+		"package serve",
+		"",
+		"// NB: the cache must be warmed before the server starts, because handlers read it without locks.",
+		"var cache map[string]string",
+		"",
+		"// NB: never call Close twice, because the pool panics on a double close.",
+		"func Close() {}",
+		"",
+		"// NB: timeouts are in milliseconds here, unlike the rest of the package, because the wire format says so.",
+		"func Serve() {}",
+	}, "\n")
+	window := []compact.Message{
+		user("why do requests time out?"),
+		assistant("", toolCall("1", "Read", args{"file_path": "/repo/serve/serve.go"})),
+		results(result("1", src, false)),
+		thinking(`The comment says "NB: timeouts are in milliseconds here, unlike the rest of the package", so the 30 means 30 ms.`),
+		assistant("The timeout is read in milliseconds."),
+	}
+	h := build(t, window)
+	item := fileItem(h, "/repo/serve/serve.go")
+	require.NotEmpty(t, item, joined(h.RelevantFiles))
+	echo := strings.Index(item, "NB: timeouts are in milliseconds here")
+	require.GreaterOrEqual(t, echo, 0, item)
+	assert.Less(t, echo, strings.Index(item, "defines"), "the echoed note comes first")
+	assert.Contains(t, item, "NB: the cache must be warmed", "the best other notes still follow")
+}
+
+// A line of a file the agent read that the agent quoted back in a fenced
+// block of its own message is shown with the file: the agent singled it
+// out as evidence. Line numbers copied with it are dropped; an import it
+// quoted is not shown.
+func TestQuotedLinesOfReadFiles(t *testing.T) {
+	src := "     1→import { useStore } from \"./store\";\n     2→\n     3→export function Badge() {\n     4→  const account = useStore((s) => s.account);\n     5→  return account.name;\n     6→}\n"
+	window := []compact.Message{
+		user("where does the badge get its name?"),
+		assistant("", toolCall("1", "Read", args{"file_path": "/repo/ui/Badge.tsx"})),
+		results(result("1", src, false)),
+		assistant("It comes from the store:\n```tsx\n4\t  const account = useStore((s) => s.account);\n```\nand the import:\n```tsx\nimport { useStore } from \"./store\";\n```\nThe name is the account's."),
+	}
+	h := build(t, window)
+	item := fileItem(h, "/repo/ui/Badge.tsx")
+	require.NotEmpty(t, item, joined(h.RelevantFiles))
+	assert.Contains(t, item, "quoted `const account = useStore((s) => s.account);`")
+	assert.NotContains(t, item, "quoted `import", "an import says little of what the file does")
+}

@@ -114,7 +114,7 @@ func analyze(msgs *messages, mask func(string) string) *window {
 		}
 		if c == nil {
 			// The call was made before the window opened.
-			c = &call{msg: -1, id: id}
+			c = &call{msg: -1}
 			w.calls = append(w.calls, c)
 			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
 		}
@@ -151,11 +151,11 @@ func analyze(msgs *messages, mask func(string) string) *window {
 			if p.Type != compact.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			c := &call{msg: i, part: int32(k), id: p.ToolCall.ID, name: p.ToolCall.Name, kind: p.ToolCall.Kind}
+			c := &call{msg: i, part: int32(k), name: p.ToolCall.Name, kind: p.ToolCall.Kind}
 			w.calls = append(w.calls, c)
 			w.timeline = append(w.timeline, event{kind: evCall, msg: i, call: c})
-			if c.id != "" {
-				pending[c.id] = c
+			if id := p.ToolCall.ID; id != "" {
+				pending[id] = c
 			} else {
 				idless = append(idless, c)
 			}

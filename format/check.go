@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,10 +64,14 @@ func Check(data []byte, name string, as Name) (compact.Transcript, []Problem, er
 			problems = append(problems, Problem{Line: w.Line, Kind: ProblemDamagedLine, Msg: msg})
 		}
 	}}
+	// The records are data's own bytes: kept as spans while reading (no
+	// copy of each line beside data), then as slices of data.
+	o.Source = bytes.NewReader(data)
 	t, err := ReadWith(bytes.NewReader(data), name, as, o)
 	if err != nil {
 		return t, problems, err
 	}
+	sliceSources(data, &t)
 	if Name(t.Format) == ClaudeCode && len(t.Envelope) == 0 {
 		problems = append(problems, ccChainProblems(data, &t)...)
 	}
@@ -241,4 +246,22 @@ func turnProblems(t *compact.Transcript) []Problem {
 		}
 	}
 	return out
+}
+
+// sliceSources puts in Source.Records, for each message of t read with
+// spans of data, the slices of data the spans name: data holds the
+// records already, so they are not copied.
+func sliceSources(data []byte, t *compact.Transcript) {
+	for i := range t.Messages {
+		src := &t.Messages[i].Source
+		if len(src.Spans) == 0 {
+			continue
+		}
+		src.Records = make([]json.RawMessage, len(src.Spans))
+		for j, sp := range src.Spans {
+			end := sp.Offset + int64(sp.Len)
+			src.Records[j] = data[sp.Offset:end:end]
+		}
+		src.Spans = nil
+	}
 }
