@@ -571,20 +571,37 @@ func (rs *readState) checkUTF8(b []byte, line int, base int64) error {
 		}
 		i += size
 	}
-	where := fmt.Sprintf("byte %d", base+int64(i))
-	if line > 0 {
-		where = fmt.Sprintf("byte %d of the line", i+1)
-	}
+	where := byteWhere(line, base, i)
 	if rs.opts.StrictUTF8 {
-		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i), Msg: "invalid UTF-8 at " + where + " (--strict-utf8)"}
+		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i), Msg: "invalid UTF-8" + where + " (--strict-utf8)"}
 		if line > 0 {
 			e.Offset = -1
 		}
 		return e
 	}
 	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
-		Msg: "invalid UTF-8 at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
+		Msg: "invalid UTF-8" + lineWhere(line, i) + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
 	return nil
+}
+
+// byteWhere is where byte i of a line (line > 0) or of a document (at
+// base+i) is, for an error: " at byte K of the line"; in a document the
+// error's location says the byte already, unless it is byte 0, which an
+// Error does not show.
+func byteWhere(line int, base int64, i int) string {
+	if line <= 0 && base+int64(i) == 0 {
+		return " at byte 0"
+	}
+	return lineWhere(line, i)
+}
+
+// lineWhere is where byte i of a line (line > 0) is, " at byte K of the
+// line", for a warning; in a document the warning's location says the byte.
+func lineWhere(line, i int) string {
+	if line > 0 {
+		return fmt.Sprintf(" at byte %d of the line", i+1)
+	}
+	return ""
 }
 
 // checkSurrogates looks for a \u escape of half a UTF-16 surrogate pair
@@ -597,20 +614,17 @@ func (rs *readState) checkSurrogates(b []byte, line int, base int64) error {
 		return nil
 	}
 	esc := string(b[i:min(i+6, len(b))])
-	where := fmt.Sprintf("byte %d", base+int64(i))
-	if line > 0 {
-		where = fmt.Sprintf("byte %d of the line", i+1)
-	}
+	where := byteWhere(line, base, i)
 	if rs.opts.StrictUTF8 {
 		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i),
-			Msg: "a lone surrogate escape " + esc + " at " + where + " (--strict-utf8)"}
+			Msg: "a lone surrogate escape " + esc + where + " (--strict-utf8)"}
 		if line > 0 {
 			e.Offset = -1
 		}
 		return e
 	}
 	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
-		Msg: "a lone surrogate escape " + esc + " at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
+		Msg: "a lone surrogate escape " + esc + lineWhere(line, i) + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
 	return nil
 }
 
@@ -707,7 +721,13 @@ func (e *Error) Error() string {
 	if e.Format != "" {
 		fmt.Fprintf(&b, ": %s", e.Format)
 	}
-	b.WriteString(": " + e.Msg)
+	b.WriteString(": " + e.what())
+	return b.String()
+}
+
+// what is the error without where (file, line or byte, format): for a
+// message that says where already, such as a warning about the line.
+func (e *Error) what() string {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case e.Err == nil:
@@ -716,12 +736,12 @@ func (e *Error) Error() string {
 		// codexItem.payload…"), which mean nothing to a user: say which
 		// field holds what, once.
 		if s := fmt.Sprintf("field %q has a %s", typ.Field, typ.Value); !strings.Contains(e.Msg, s) {
-			b.WriteString(": " + s)
+			return e.Msg + ": " + s
 		}
 	default:
-		b.WriteString(": " + e.Err.Error())
+		return e.Msg + ": " + e.Err.Error()
 	}
-	return b.String()
+	return e.Msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -110,7 +110,12 @@ func (rs *readState) skip(err error, n int) error {
 	if !rs.opts.SkipBadLines {
 		return err
 	}
-	rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSkipped, Msg: "line skipped: " + err.Error()})
+	// The warning says the file, line and format; the error's text, once.
+	msg := err.Error()
+	if fe := (*Error)(nil); errors.As(err, &fe) && fe.Line == n && (fe.File == rs.name || fe.File == "") {
+		msg = fe.what()
+	}
+	rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSkipped, Msg: "line skipped: " + msg})
 	return nil
 }
 
