@@ -283,7 +283,7 @@ type ReadOptions struct {
 	Warn func(Warning)
 	// Source, when set, is the input again, readable at any offset: the
 	// file the reader passed to ReadWith reads from its first byte. Readers
-	// that support it (Claude Code, Codex, OpenAI Chat) then keep each
+	// that support it (Claude Code, Codex, OpenAI Chat and its JSONL) then keep each
 	// message's source records as spans of it (compact.Source.Spans)
 	// instead of their bytes, so a long transcript is not held twice;
 	// LoadSources reads them back before the transcript is written.

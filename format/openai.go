@@ -240,10 +240,14 @@ func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error)
 		}
 		// A valid line is read in place as a document's record is; the
 		// decoder reads the rest and says what is wrong.
-		raw := append(json.RawMessage(nil), line...)
+		raw := rs.copyRecord(line)
 		m, err := decodeOpenAIMessage(raw, OpenAIChatJSONL, index, jsonscan.Valid(raw))
 		if err != nil {
 			return locate(err, name, OpenAIChatJSONL, n, 0)
+		}
+		if sp, ok := rs.spanOf(raw); ok {
+			m.Source.Records, m.Source.Spans = nil, []compact.Span{sp}
+			detach(&m, raw)
 		}
 		index++
 		if rs.streaming() {

@@ -75,8 +75,17 @@ func TestSpansMatchBytes(t *testing.T) {
 			}
 			sameWrite(t, &want, &got)
 			// Check reads with spans of data, then slices data.
-			if checked, _, err := Check(data, filepath.Base(path), ""); err != nil || !reflect.DeepEqual(want.Messages, checked.Messages) {
+			checked, problems, err := Check(data, filepath.Base(path), "")
+			if err != nil || !reflect.DeepEqual(want.Messages, checked.Messages) {
 				t.Fatalf("Check read another transcript (%v)", err)
+			}
+			// CheckFile reads the file twice instead of holding it.
+			fromFile, fproblems, err := CheckFile(f, int64(len(data)), filepath.Base(path), "")
+			if err == nil {
+				err = LoadSources(f, path, &fromFile)
+			}
+			if err != nil || !reflect.DeepEqual(problems, fproblems) || !reflect.DeepEqual(want.Messages, fromFile.Messages) {
+				t.Fatalf("CheckFile differs from Check (%v):\n%v\n%v", err, problems, fproblems)
 			}
 		})
 	}
@@ -157,7 +166,7 @@ func FuzzSpans(f *testing.F) {
 	seedAgent(f, "codex")
 	seedAgent(f, "claude")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, as := range []Name{"", OpenAIChat, Codex, ClaudeCode} {
+		for _, as := range []Name{"", OpenAIChat, OpenAIChatJSONL, Codex, ClaudeCode} {
 			sameWithSpans(t, data, as)
 		}
 	})
@@ -200,5 +209,41 @@ func TestSpansBadDocuments(t *testing.T) {
 	} {
 		sameWithSpans(t, []byte(doc), OpenAIChat)
 		sameWithSpans(t, []byte(doc), "")
+	}
+}
+
+// TestCheckFileSameProblems: CheckFile finds what Check finds, damaged
+// lines (with the compaction hint), broken chains and split pairs alike.
+func TestCheckFileSameProblems(t *testing.T) {
+	for name, src := range map[string]string{
+		"loop.jsonl": `{"type":"user","uuid":"u1","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":"hi"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"yo"}]}}
+`,
+		"gap.jsonl": `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}
+
+{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"c1","name":"Bash","input":{"command":"ls"}}]}}
+{"type":"user","uuid":"u2","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"x"}]}}
+{"type":"user","uuid":"u3","parentUuid":"zz","sessionId":"s","message":{"role":"user","content":"next"}}
+{"type":"user","uuid":"u4","parentUuid":"u3","sessionId":"s","message":{"role":"user","con
+`,
+		"rollout.jsonl": `{"timestamp":"t","type":"session_meta","payload":{"id":"s","cwd":"/w"}}
+{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}
+{"timestamp":"t","type":"compacted","payload":{"message":"sum"
+{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}}
+{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"again"}]}}
+`,
+	} {
+		want, wp, werr := Check([]byte(src), name, "")
+		got, gp, gerr := CheckFile(bytes.NewReader([]byte(src)), int64(len(src)), name, "")
+		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(wp, gp) {
+			t.Fatalf("%s: Check %v %+v, CheckFile %v %+v", name, werr, wp, gerr, gp)
+		}
+		if len(wp) == 0 {
+			t.Errorf("%s: no problem found", name)
+		}
+		if err := LoadSources(bytes.NewReader([]byte(src)), name, &got); err != nil || !reflect.DeepEqual(want.Messages, got.Messages) {
+			t.Fatalf("%s: transcripts differ (%v)", name, err)
+		}
+		t.Logf("%s: %v", name, wp)
 	}
 }
