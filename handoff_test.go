@@ -81,7 +81,9 @@ func TestRenderParseProperty(t *testing.T) {
 			ls = append(ls, strings.TrimSpace(line.Draw(t, "line")))
 		}
 		s := strings.TrimSpace(strings.Join(ls, "\n"))
-		if s == "" || strings.EqualFold(strings.Trim(s, "*_."), "none") {
+		switch strings.ToLower(strings.Trim(s, "*_.")) {
+		case "", "(none)", "none", "n/a", "- none", "nothing", "none yet":
+			// What a section says when it has no items, not an item.
 			return "item"
 		}
 		return s

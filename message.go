@@ -158,6 +158,22 @@ type Source struct {
 	// Fingerprint is the message's Fingerprint when it was read. A writer may
 	// emit Records verbatim only while the two still agree.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Spans stand in for Records when the reader was asked to note where
+	// the records lie in a file instead of holding their bytes (a long
+	// transcript is then not held twice: decoded and as bytes); the
+	// records are read back, checked against Span.Sum, before writing
+	// (format.LoadSources). A message holds Records or Spans, not both.
+	// Spans point into one file, so they are not serialised.
+	Spans []Span `json:"-"`
+}
+
+// Span is where one source record lies in the file it was read from: Len
+// bytes at byte Offset, whose CRC-32C (Castagnoli) is Sum, so that a file
+// changed since it was read is caught instead of written from.
+type Span struct {
+	Offset int64
+	Len    int
+	Sum    uint32
 }
 
 // Text returns the message's text parts joined by newlines: what a person

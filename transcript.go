@@ -95,6 +95,7 @@ func (m Message) Clone() Message {
 	}
 	m.ToolCallIDs = append([]string(nil), m.ToolCallIDs...)
 	m.Source.Records = append([]json.RawMessage(nil), m.Source.Records...)
+	m.Source.Spans = append([]Span(nil), m.Source.Spans...)
 	return m
 }
 

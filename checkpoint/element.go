@@ -225,7 +225,8 @@ func sameMessage(a, b *compact.Message) bool {
 	if a.ID != b.ID || a.Role != b.Role || a.Name != b.Name || a.Synthetic != b.Synthetic || a.Summary != b.Summary ||
 		!slices.Equal(a.ToolCallIDs, b.ToolCallIDs) || len(a.Parts) != len(b.Parts) ||
 		a.Source.Format != b.Source.Format || a.Source.Fingerprint != b.Source.Fingerprint ||
-		len(a.Source.Records) != len(b.Source.Records) || (a.ToolCallIDs == nil) != (b.ToolCallIDs == nil) {
+		len(a.Source.Records) != len(b.Source.Records) || (a.ToolCallIDs == nil) != (b.ToolCallIDs == nil) ||
+		!slices.Equal(a.Source.Spans, b.Source.Spans) {
 		return false
 	}
 	for i := range a.Source.Records {

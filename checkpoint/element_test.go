@@ -17,7 +17,7 @@ func TestSameCoversEveryField(t *testing.T) {
 		reflect.TypeOf(compact.Part{}):       8,
 		reflect.TypeOf(compact.ToolCall{}):   5,
 		reflect.TypeOf(compact.Image{}):      3, // compared with ==
-		reflect.TypeOf(compact.Source{}):     3,
+		reflect.TypeOf(compact.Source{}):     4,
 		reflect.TypeOf(compact.Record{}):     5, // sameRecord
 		reflect.TypeOf(compact.ToolDef{}):    3, // sameTranscriptShell
 		reflect.TypeOf(compact.Transcript{}): 5,

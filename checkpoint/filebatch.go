@@ -18,9 +18,10 @@ import (
 // append a crashed writer left unfinished (a torn tail, never committed,
 // cut off by the next append) is what a cut-short write leaves: a prefix
 // of a header, or a whole header whose batch runs past the end of the
-// file. Anything else that does not check, anywhere, is damage
-// (ErrCorrupt naming its byte offset), and nothing past it is read or
-// ever cut off: checkpoint recover salvages the batches before it.
+// file. Anything else that does not check, anywhere, is damage: its
+// frames that check are read all the same, and so is the log after it
+// (see scan); the rest is reported naming its byte offset, and never cut
+// off by a save: checkpoint recover rewrites the log without it.
 //
 // Logs written before batch headers are a sequence of frames, each
 // [0xC7, flags, len (uint32)] and the frame, flags bit 0 ending a batch;
@@ -83,33 +84,94 @@ var errTorn = errors.New("torn batch")
 
 // scan splits data (the log from byte offset off on) into the frames of
 // its committed batches and returns the offset after the last of them. A
-// torn tail (see above) ends the scan without an error; damage is an
-// ErrCorrupt naming the offset where the batch it spoils starts, with the
-// frames before it.
+// torn tail (see above) ends the scan without an error. Damage does not
+// end it: a batch that does not check is read frame by frame (each frame
+// checks itself), its length taken from its header when that checks, else
+// from where the next batch that checks starts, and the scan goes on
+// after it; what cannot be read is a damage frame (damageFrame) in its
+// place, naming its byte offset, so that one damaged byte costs the frame
+// that holds it, not the log after it. err is then an ErrCorrupt naming
+// the first damage.
 func scan(data []byte, off int64) (frames [][]byte, end int64, err error) {
 	end = off
 	for p := 0; p < len(data); {
 		var fs [][]byte
 		var n int
+		var berr error
 		switch data[p] {
 		case batchMagic0:
-			fs, n, err = scanBatch(data[p:])
+			fs, n, berr = scanBatch(data[p:])
 		case oldMagic:
-			fs, n, err = scanOldBatch(data[p:])
+			fs, n, berr = scanOldBatch(data[p:])
 		default:
-			err = fmt.Errorf("no batch starts there (byte %#02x)", data[p])
+			berr = fmt.Errorf("no batch starts there (byte %#02x)", data[p])
 		}
-		if errors.Is(err, errTorn) {
-			return frames, end, nil
+		if errors.Is(berr, errTorn) {
+			return frames, end, err
 		}
-		if err != nil {
-			return frames, end, fmt.Errorf("%w: log damaged at byte %d: %v", ErrCorrupt, off+int64(p), err)
+		if berr != nil {
+			at := off + int64(p)
+			if err == nil {
+				err = fmt.Errorf("%w: log damaged at byte %d: %v", ErrCorrupt, at, berr)
+			}
+			fs, n = salvage(data[p:], at, berr)
 		}
 		frames = append(frames, fs...)
 		p += n
 		end = off + int64(p)
 	}
-	return frames, end, nil
+	return frames, end, err
+}
+
+// salvage reads what it can of a batch that does not check, at byte at of
+// the log (b starts with it), and returns its frames, damage frames where
+// they cannot be read, and the batch's length.
+func salvage(b []byte, at int64, why error) ([][]byte, int) {
+	n := len(b) // without a batch that checks after it: the rest of the log
+	for q := 1; q < len(b); q++ {
+		if b[q] == batchMagic0 && headerChecks(b[q:]) {
+			n = q
+			break
+		}
+	}
+	if len(b) >= batchHeader && b[0] == batchMagic0 && headerChecks(b) {
+		if m := batchHeader + int(binary.LittleEndian.Uint32(b[2:])); m <= len(b) {
+			n = m // only the payload is damaged: its length holds
+		}
+	}
+	if b[0] == oldMagic {
+		// Frames of the old layout do not say where the next one starts.
+		return [][]byte{damageFrame(fmt.Sprintf("log damaged at byte %d: %v; bytes %d to %d of the log cannot be read", at, why, at, at+int64(n)), nil)}, n
+	}
+	var out [][]byte
+	lost := 0
+	for q := batchHeader; q < n; {
+		fl, k := binary.Uvarint(b[q:n])
+		if k <= 0 || fl > uint64(n-q-k) || fl < 5 {
+			out = append(out, damageFrame(fmt.Sprintf("log damaged at byte %d: bytes %d to %d of the log cannot be read (%v)", at+int64(q), at+int64(q), at+int64(n), why), nil))
+			lost++
+			break
+		}
+		f := b[q+k : q+k+int(fl) : q+k+int(fl)]
+		if _, _, err := checkFrame(f); err != nil {
+			out = append(out, damageFrame(fmt.Sprintf("log damaged at byte %d: %s", at+int64(q), damageText(err)), f))
+			lost++
+		} else {
+			out = append(out, f)
+		}
+		q += k + int(fl)
+	}
+	if lost == 0 {
+		// The frames check; the damage is in what frames them.
+		out = append([][]byte{damageFrame(fmt.Sprintf("log damaged at byte %d: %v (its frames check)", at, why), nil)}, out...)
+	}
+	return out, n
+}
+
+// headerChecks reports whether b starts with a batch header that checks.
+func headerChecks(b []byte) bool {
+	return len(b) >= batchHeader && b[1] == batchMagic1 &&
+		crc32.Checksum(b[:10], castagnoli()) == binary.LittleEndian.Uint32(b[10:])
 }
 
 // scanBatch reads the batch at the start of b and returns its frames and

@@ -10,8 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -115,17 +113,10 @@ func checkSession(session string) error {
 
 // fileLog is the LogBackend of a FileStore: the log file is a sequence
 // of batches (see filebatch.go). A position's Gen is the file's inode
-// number, N a byte offset.
+// number (gen_unix.go), N a byte offset.
 type fileLog struct{ dir string }
 
 func (l *fileLog) path(session string) string { return filepath.Join(l.dir, session, logName) }
-
-func gen(st os.FileInfo) string {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return strconv.FormatUint(s.Ino, 10)
-	}
-	return st.ModTime().String()
-}
 
 // ReadLog implements LogBackend, under the session's shared lock.
 func (l *fileLog) ReadLog(ctx context.Context, session string, from LogPos) ([][]byte, LogPos, error) {
@@ -157,8 +148,10 @@ func (l *fileLog) ReadLog(ctx context.Context, session string, from LogPos) ([][
 	if _, err := f.ReadAt(data, pos.N); err != nil {
 		return nil, from, fmt.Errorf("session %s: read log: %w", session, err)
 	}
-	frames, end, err := scan(data, pos.N)
-	return frames, LogPos{Gen: pos.Gen, N: end}, err
+	// Damage comes as damage frames in its place among the frames read
+	// past it (see scan), so the store knows what it cost.
+	frames, end, _ := scan(data, pos.N)
+	return frames, LogPos{Gen: pos.Gen, N: end}, nil
 }
 
 // AppendLog implements LogBackend: one write and one fdatasync under the

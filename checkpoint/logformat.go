@@ -43,6 +43,9 @@ type Addr [32]byte
 const (
 	frameBlob   byte = 'B'
 	frameRecord byte = 'R'
+	// frameDamage is never stored: a backend that finds damage in its log
+	// returns one in place of what it could not read (damageFrame).
+	frameDamage byte = 'D'
 	codecByte   byte = 0
 	sealedByte  byte = 1
 	recordFull  byte = 1
@@ -119,10 +122,41 @@ func checkFrame(f []byte) (byte, []byte, error) {
 	if crc32.Checksum(f[5:], castagnoli()) != binary.LittleEndian.Uint32(f[1:5]) {
 		return 0, nil, fmt.Errorf("%w: frame checksum does not match", ErrCorrupt)
 	}
+	if f[0] == frameDamage {
+		desc, _ := parseDamageFrame(f)
+		return 0, nil, fmt.Errorf("%w: %s", ErrCorrupt, desc)
+	}
 	if f[0] != frameBlob && f[0] != frameRecord {
 		return 0, nil, fmt.Errorf("%w: unknown frame kind %q", ErrCorrupt, f[0])
 	}
 	return f[0], f[5:], nil
+}
+
+// damageFrame returns the frame a backend returns in place of damage it
+// found in a session's log: desc says where and what; raw, when not nil,
+// is the damaged frame as stored, from which the store tells which
+// element it held.
+func damageFrame(desc string, raw []byte) []byte {
+	body := binary.AppendUvarint(nil, uint64(len(desc)))
+	body = append(append(body, desc...), raw...)
+	return putFrame(frameDamage, body)
+}
+
+// isDamageFrame reports whether f is a damage frame a backend made (not a
+// damaged frame of another kind).
+func isDamageFrame(f []byte) bool {
+	return len(f) >= 5 && f[0] == frameDamage && crc32.Checksum(f[5:], castagnoli()) == binary.LittleEndian.Uint32(f[1:5])
+}
+
+// parseDamageFrame returns what a damage frame says and the damaged frame
+// it holds, if any.
+func parseDamageFrame(f []byte) (desc string, raw []byte) {
+	body := f[5:]
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n > uint64(len(body)-k) {
+		return "log damaged", nil
+	}
+	return string(body[k : k+int(n)]), body[k+int(n):]
 }
 
 // blobFrame returns the frame of an element whose stored data (sealed or

@@ -198,8 +198,10 @@ func (s *LogStore) rebuild(ss *logSession, from, to int) ([][]byte, error) {
 	return frames, nil
 }
 
-// Recover implements the recovery of Recover: the log is cut back to the
-// newest checkpoint that loads and verifies in full.
+// Recover implements the recovery of Recover: the log is rewritten up to
+// the newest checkpoint that loads and verifies in full, with the
+// checkpoints before it whose elements are all there, without the
+// damage.
 func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, error) {
 	ss, err := s.locked(ctx, session)
 	if err != nil {
@@ -236,7 +238,14 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		for from > 0 && !ss.recs[from].full && ss.bad[from-1] == nil && ss.recs[from-1].meta.ID == ss.recs[from].meta.ParentID {
 			from--
 		}
+		// The checkpoints before i are kept as far back as every element
+		// they hold is there (damage may have taken one only older
+		// checkpoints need); i's own are all there: it loaded.
 		frames, err := s.rebuild(ss, from, i)
+		for err != nil && from < i {
+			from++
+			frames, err = s.rebuild(ss, from, i)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -134,6 +134,9 @@ type logSession struct {
 	// their hash does not match.
 	bad    map[int]error
 	damage []string
+	// lost names the damage that took an element's frame, by the address
+	// the damaged frame still shows.
+	lost map[Addr]string
 	// tailDamaged is set while no intact record follows the last damage.
 	tailDamaged bool
 	ref         refs
@@ -182,7 +185,7 @@ func (ss *logSession) reset(pos LogPos) {
 	if ss.elems == nil {
 		ss.elems = map[Addr]any{}
 	}
-	ss.recs, ss.byID, ss.bad, ss.damage = nil, map[string]int{}, map[int]error{}, nil
+	ss.recs, ss.byID, ss.bad, ss.damage, ss.lost = nil, map[string]int{}, map[int]error{}, nil, nil
 	ss.head, ss.tailDamaged = nil, false
 	ss.ref = refs{}
 }
@@ -224,7 +227,17 @@ func (s *LogStore) sync(ctx context.Context, name string, ss *logSession) (bool,
 func (ss *logSession) apply(name string, f []byte) {
 	kind, body, err := checkFrame(f)
 	if err != nil {
-		ss.damage = append(ss.damage, fmt.Sprintf("a frame after checkpoint %s: %s", ss.lastID(), damageText(err)))
+		desc, raw := fmt.Sprintf("a frame after checkpoint %s: %s", ss.lastID(), damageText(err)), f
+		if isDamageFrame(f) {
+			desc, raw = parseDamageFrame(f)
+		}
+		ss.damage = append(ss.damage, desc)
+		if len(raw) >= 5+34 && raw[0] == frameBlob {
+			if ss.lost == nil {
+				ss.lost = map[Addr]string{}
+			}
+			ss.lost[Addr(raw[5:37])] = desc
+		}
 		ss.tailDamaged = true
 		return
 	}
@@ -256,6 +269,9 @@ func (ss *logSession) apply(name string, f []byte) {
 		ss.head = &logIndex{}
 	case ss.head == nil || i == 0 || ss.recs[i-1].meta.ID != r.meta.ParentID:
 		ss.bad[i] = fmt.Errorf("%w: checkpoint %s follows a damaged or missing checkpoint %s", ErrCorrupt, r.meta.ID, r.meta.ParentID)
+		if len(ss.damage) > 0 {
+			ss.bad[i] = fmt.Errorf("%w (the log is damaged before it: %s)", ss.bad[i], ss.damage[len(ss.damage)-1])
+		}
 		ss.head = nil
 		return
 	}
@@ -268,6 +284,15 @@ func (ss *logSession) apply(name string, f []byte) {
 		ss.bad[i] = fmt.Errorf("%w: checkpoint %s: content hashes to %s, record says %s", ErrCorrupt, r.meta.ID, h, r.meta.Hash)
 	}
 	ss.tailDamaged = false // the chain goes on past any damage
+}
+
+// damageSummary says where the session's log is damaged: the first
+// place, and how many more there are.
+func (ss *logSession) damageSummary() string {
+	if len(ss.damage) == 1 {
+		return ss.damage[0]
+	}
+	return fmt.Sprintf("%s (and %d more places)", ss.damage[0], len(ss.damage)-1)
 }
 
 func (ss *logSession) lastID() string {
@@ -295,6 +320,9 @@ func (ss *logSession) headState(name string) (*logRecord, error) {
 	if err := ss.bad[len(ss.recs)-1]; err != nil || ss.head == nil {
 		if err == nil {
 			err = fmt.Errorf("%w: checkpoint %s cannot be rebuilt", ErrCorrupt, r.meta.ID)
+		}
+		if len(ss.damage) > 0 {
+			return nil, fmt.Errorf("session %s: %w (the log is damaged: %s)", name, err, ss.damageSummary())
 		}
 		return nil, fmt.Errorf("session %s: %w", name, err)
 	}
@@ -332,9 +360,12 @@ func (ss *logSession) indexOf(i int) (*logIndex, error) {
 // elem returns the decoded element at a, checking it against its address.
 func (s *LogStore) elem(name string, ss *logSession, kind byte, a Addr, keyID string) (any, error) {
 	b, ok := ss.blobs[a]
+	if d, lost := ss.lost[a]; !ok && lost {
+		return nil, fmt.Errorf("%w: element %x is damaged: %s", ErrCorrupt, a[:6], d)
+	}
 	if !ok && len(ss.damage) > 0 {
 		// Stored, most likely, in a frame the damage made unreadable.
-		return nil, fmt.Errorf("%w: element %x is unreadable: %s", ErrCorrupt, a[:6], ss.damage[0])
+		return nil, fmt.Errorf("%w: element %x is unreadable: %s", ErrCorrupt, a[:6], ss.damageSummary())
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: element %x is not stored", ErrCorrupt, a[:6])
@@ -587,6 +618,23 @@ func (s *LogStore) History(ctx context.Context, session string) ([]Meta, error) 
 		out = append(out, more...)
 	}
 	return out, nil
+}
+
+// logCheckpoints returns the meta of every checkpoint record the
+// session's log holds, newest first, whether the parent chain reaches it
+// or not, and where the log is damaged: what Verify checks of a damaged
+// log, in which damage may have cut the chain.
+func (s *LogStore) logCheckpoints(ctx context.Context, session string) ([]Meta, []string, error) {
+	ss, err := s.locked(ctx, session)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ss.mu.Unlock()
+	out := make([]Meta, 0, len(ss.recs))
+	for i := len(ss.recs) - 1; i >= 0; i-- {
+		out = append(out, ss.recs[i].metaOut(ss.recs[i].meta.Codec))
+	}
+	return out, slices.Clone(ss.damage), nil
 }
 
 // Sessions lists the store's sessions, readable or not.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,123 @@ func TestStartOverLeavesAReadableSessionAlone(t *testing.T) {
 	}
 	if _, err := checkpoint.StartOver(context.Background(), s, "nosuch"); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("StartOver of an unknown session: %v, want ErrNotFound", err)
+	}
+}
+
+// compactingFileSession saves, in a FileStore in dir, a session "s1"
+// whose transcript is compacted on the way: [m0 m1], [m0 m1 m2 m3],
+// [h m3 m4], [h m3 m4 m5]. It returns the checkpoints' IDs.
+func compactingFileSession(t *testing.T, dir string) []string {
+	t.Helper()
+	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := func(i int) compact.Message { return compact.UserMessage(fmt.Sprintf("message %d of the session", i)) }
+	h := compact.AssistantMessage("handoff: messages 0 to 2 summarized")
+	var ids []string
+	parent := ""
+	for _, msgs := range [][]compact.Message{{m(0), m(1)}, {m(0), m(1), m(2), m(3)}, {h, m(3), m(4)}, {h, m(3), m(4), m(5)}} {
+		c := &checkpoint.Checkpoint{Session: "s1", Task: "a task", Status: checkpoint.StatusRunning, Transcript: &compact.Transcript{Messages: msgs}}
+		if err := s.Save(context.Background(), c, parent); err != nil {
+			t.Fatal(err)
+		}
+		parent = c.ID
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// flipIn flips one bit of the FileStore log of s1 in dir, inside the first
+// occurrence of what, and returns the byte offset.
+func flipIn(t *testing.T, dir, what string) int {
+	t.Helper()
+	p := filepath.Join(dir, "s1", "log")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte(what))
+	if i < 0 {
+		t.Fatalf("%q not in the log", what)
+	}
+	b[i+2] ^= 0x01
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return i + 2
+}
+
+// TestDamagedByteCostsOnlyItsCheckpoints (QA-31): one flipped bit in the
+// log file, inside a message only the 2nd checkpoint holds, costs the 2nd
+// checkpoint only, not the batch, nor the log after it: the others load,
+// Verify names the 2nd and the byte, Recover keeps the head and drops the
+// damage, and the session goes on.
+func TestDamagedByteCostsOnlyItsCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ids := compactingFileSession(t, dir)
+	flipIn(t, dir, "message 2 of")
+	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, id := range ids {
+		if _, err := s.Load(ctx, "s1", id); (err != nil) != (i == 1) {
+			t.Errorf("checkpoint %d: %v; want only the 2nd lost", i+1, err)
+		}
+	}
+	if c, err := s.Latest(ctx, "s1"); err != nil || c.ID != ids[3] {
+		t.Fatalf("Latest: %v %v", c, err)
+	}
+	_, probs, err := checkpoint.Verify(ctx, s, "s1")
+	if err != nil || len(probs) != 1 || probs[0].ID != ids[1] || !strings.Contains(probs[0].Message, "log damaged at byte ") {
+		t.Errorf("Verify: %+v %v; want the 2nd checkpoint, with where the log is damaged", probs, err)
+	}
+	// Saves go on over the intact head, never cutting the damage.
+	c, _ := s.Latest(ctx, "s1")
+	c.Transcript.Messages = append(c.Transcript.Messages, compact.UserMessage("go on"))
+	if err := s.Save(ctx, c, ids[3]); err != nil {
+		t.Fatalf("Save over the intact head: %v", err)
+	}
+	if rec, err := checkpoint.Recover(ctx, s, "s1"); err != nil || rec.ID != c.ID {
+		t.Fatalf("Recover: %v %v; want the head", rec, err)
+	}
+	if _, probs, err := checkpoint.Verify(ctx, s, "s1"); err != nil || len(probs) != 0 {
+		t.Errorf("Verify after Recover: %+v %v", probs, err)
+	}
+	if h, err := s.History(ctx, "s1"); err != nil || len(h) != 3 {
+		t.Errorf("History after Recover: %d checkpoints, %v; want the head, the 4th and the 3rd", len(h), err)
+	}
+}
+
+// TestDamagedHeadElementRecoversToTheOneBefore (QA-31): damage in a
+// message only the head holds: the head is lost, named; Recover makes the
+// 3rd checkpoint the head.
+func TestDamagedHeadElementRecoversToTheOneBefore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ids := compactingFileSession(t, dir)
+	off := flipIn(t, dir, "message 5 of")
+	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Latest(ctx, "s1"); !errors.Is(err, checkpoint.ErrCorrupt) || !strings.Contains(err.Error(), "is damaged: log damaged at byte") {
+		t.Errorf("Latest: %v; want the element named damaged, with where (byte %d)", err, off)
+	}
+	_, probs, err := checkpoint.Verify(ctx, s, "s1")
+	if err != nil || len(probs) != 1 || probs[0].ID != ids[3] {
+		t.Errorf("Verify: %+v %v; want the 4th checkpoint only", probs, err)
+	}
+	rec, err := checkpoint.Recover(ctx, s, "s1")
+	if err != nil || rec.ID != ids[2] {
+		t.Fatalf("Recover: %v %v; want the 3rd", rec, err)
+	}
+	if c, err := s.Latest(ctx, "s1"); err != nil || c.ID != ids[2] || len(c.Transcript.Messages) != 3 {
+		t.Errorf("Latest after Recover: %v %v", c, err)
 	}
 }

@@ -236,7 +236,9 @@ type Problem struct {
 
 // Verify loads every checkpoint of the given sessions (all sessions when
 // none are given, readable or not), checking hashes and the parent chain,
-// and returns what it found wrong: a session without a readable head is a
+// and returns what it found wrong: each checkpoint lost (one whose element
+// or record damage took, named by its ID), each place of damage that cost
+// no checkpoint (a session-wide Problem), a session without a readable head is a
 // problem too (Recover rebuilds one), and so is a session sealed with a key
 // the store was not given (its Problem's Err is ErrKeyRequired or
 // ErrWrongKey: not verified, not damaged). The error is for a failure to verify
@@ -264,6 +266,16 @@ func Verify(ctx context.Context, s Store, sessions ...string) (checked int, prob
 		if herr != nil {
 			report(session, "", herr)
 		}
+		var damage []string
+		if lc, ok := s.(logChecker); ok {
+			// Damage in the middle of a log costs the checkpoints that
+			// need what it took: each is checked, the chain cut or not.
+			all, d, err := lc.logCheckpoints(ctx, session)
+			if err == nil && len(d) > 0 {
+				metas, damage = all, d
+			}
+		}
+		first := len(problems)
 		for i, m := range metas {
 			c, err := s.Load(ctx, session, m.ID)
 			checked++
@@ -287,8 +299,25 @@ func Verify(ctx context.Context, s Store, sessions ...string) (checked int, prob
 				report(session, m.ID, fmt.Errorf("%w: parent is %s, history continues with %s", ErrCorrupt, c.ParentID, metas[i+1].ID))
 			}
 		}
+		// Each place of damage is reported, once: by the problems it
+		// caused, or, when it cost no checkpoint, on its own.
+	damaged:
+		for _, d := range damage {
+			for _, p := range problems[first:] {
+				if strings.Contains(p.Message, d) {
+					continue damaged
+				}
+			}
+			report(session, "", fmt.Errorf("%w: %s", ErrCorrupt, d))
+		}
 	}
 	return checked, problems, nil
+}
+
+// logChecker is a Store that can name every checkpoint of a session's
+// log and the damage in it (LogStore).
+type logChecker interface {
+	logCheckpoints(ctx context.Context, session string) ([]Meta, []string, error)
 }
 
 // sessionLister is a Store that can name its sessions whether or not

@@ -5,9 +5,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/fallback"
@@ -90,17 +88,6 @@ func realWindow(tb testing.TB, size int) []compact.Message {
 		}
 	}
 	return out
-}
-
-// cpuTime returns the CPU time the process has used, all threads. The
-// machine the benchmarks run on is shared, so wall time per op overstates
-// what one Build costs; cpu-ms/op is what it costs one core.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchBuild runs Build on window b.N times and reports CPU time per op

@@ -136,3 +136,22 @@ func TestEchoedNoteLeadsDigest(t *testing.T) {
 	assert.Less(t, echo, strings.Index(item, "defines"), "the echoed note comes first")
 	assert.Contains(t, item, "NB: the cache must be warmed", "the best other notes still follow")
 }
+
+// A line of a file the agent read that the agent quoted back in a fenced
+// block of its own message is shown with the file: the agent singled it
+// out as evidence. Line numbers copied with it are dropped; an import it
+// quoted is not shown.
+func TestQuotedLinesOfReadFiles(t *testing.T) {
+	src := "     1→import { useStore } from \"./store\";\n     2→\n     3→export function Badge() {\n     4→  const account = useStore((s) => s.account);\n     5→  return account.name;\n     6→}\n"
+	window := []compact.Message{
+		user("where does the badge get its name?"),
+		assistant("", toolCall("1", "Read", args{"file_path": "/repo/ui/Badge.tsx"})),
+		results(result("1", src, false)),
+		assistant("It comes from the store:\n```tsx\n4\t  const account = useStore((s) => s.account);\n```\nand the import:\n```tsx\nimport { useStore } from \"./store\";\n```\nThe name is the account's."),
+	}
+	h := build(t, window)
+	item := fileItem(h, "/repo/ui/Badge.tsx")
+	require.NotEmpty(t, item, joined(h.RelevantFiles))
+	assert.Contains(t, item, "quoted `const account = useStore((s) => s.account);`")
+	assert.NotContains(t, item, "quoted `import", "an import says little of what the file does")
+}

@@ -22,25 +22,25 @@ func fileItem(h compact.Handoff, path string) string {
 }
 
 func TestReadFilesAreDigested(t *testing.T) {
-	client := `import { createBrowserClient } from "@supabase/ssr";
+	client := `import { createQueueClient } from "@acme/queue";
 import { env } from "@/env";
 import { helper } from "./helper";
 
 // ==================== CLIENT ====================
 
 /**
- * Browser client for the dashboard.
+ * Queue client for the worker pool.
  *
- * Supabase's PostgREST API doesn't support joins between tables without foreign key
- * relationships, so lookups are joined in application code.
+ * The broker's HTTP API doesn't support acknowledging messages across partitions without a
+ * shared lease, so retries are scheduled in application code.
  * @public
  */
 export function createClient() {
   // return legacyClient();
-  return createBrowserClient(env.NEXT_PUBLIC_SUPABASE_URL, env.NEXT_PUBLIC_SUPABASE_ANON_KEY);
+  return createQueueClient(env.QUEUE_BROKER_URL, env.QUEUE_ACCESS_TOKEN);
 }
 
-export type DatabaseClient = SupabaseClient<Database>;
+export type JobQueue = QueueClient<JobPayload>;
 function internalHelper() {}
 `
 	readme := "# @repo/services\n\n[![ci](x.svg)](y)\n\nA type-safe service factory for database operations. It does more.\n\n## Usage\n"
@@ -61,13 +61,13 @@ function internalHelper() {}
 
 	c := fileItem(h, "src/lib/client.ts")
 	require.NotEmpty(t, c, joined(h.RelevantFiles))
-	assert.Contains(t, c, "(read): Browser client for the dashboard.", "the doc comment describes the file; banners are skipped")
-	assert.Contains(t, c, "defines createClient, export type DatabaseClient = SupabaseClient<Database>;, internalHelper",
+	assert.Contains(t, c, "(read): Queue client for the worker pool.", "the doc comment describes the file; banners are skipped")
+	assert.Contains(t, c, "defines createClient, export type JobQueue = QueueClient<JobPayload>;, internalHelper",
 		"exported declarations first; a one-line declaration whole")
-	assert.Contains(t, c, "env NEXT_PUBLIC_SUPABASE_URL, NEXT_PUBLIC_SUPABASE_ANON_KEY")
-	assert.Contains(t, c, "Supabase's PostgREST API doesn't support joins between tables without foreign key relationships",
+	assert.Contains(t, c, "env QUEUE_BROKER_URL, QUEUE_ACCESS_TOKEN")
+	assert.Contains(t, c, "The broker's HTTP API doesn't support acknowledging messages across partitions without a shared lease",
 		"a comment that explains a constraint is a note")
-	assert.Contains(t, c, "uses createBrowserClient (@supabase/ssr)")
+	assert.Contains(t, c, "uses createQueueClient (@acme/queue)")
 	assert.NotContains(t, c, "helper (", "the project's own imports are not listed")
 	assert.NotContains(t, c, "legacyClient", "code commented out is no note")
 	assert.NotContains(t, c, "@public")
@@ -85,18 +85,18 @@ function internalHelper() {}
 
 func TestSearchShowsBestHit(t *testing.T) {
 	hits := strings.Join([]string{
-		"src/types/common.types.ts:import { SupabaseClient } from \"@supabase/supabase-js\";",
-		"src/types/common.types.ts:export type DatabaseClient = SupabaseClient<Database>;",
-		"src/services/update.ts:import type { SupabaseClient } from \"@supabase/supabase-js\";",
+		"src/jobs/queue.types.ts:import { QueueClient } from \"@acme/queue\";",
+		"src/jobs/queue.types.ts:export type JobQueue = QueueClient<JobPayload>;",
+		"src/workers/retry.ts:import type { QueueClient } from \"@acme/queue\";",
 	}, "\n")
 	window := []compact.Message{
-		assistant("", toolCall("1", "shell", args{"command": []string{"bash", "-lc", `rg "SupabaseClient"`}})),
+		assistant("", toolCall("1", "shell", args{"command": []string{"bash", "-lc", `rg "QueueClient"`}})),
 		toolMessage("1", fmt.Sprintf(`{"output":%q,"metadata":{"exit_code":0}}`, hits)),
 		assistant("", toolCall("2", "bash", args{"command": "find_file \"x.py\""})),
 		toolMessage("2", "Found 1 matches for \"x.py\" in /repo:\n/repo/src/x.py"),
 	}
 	h := build(t, window)
-	assert.Equal(t, `shell rg "SupabaseClient" → exit 0: 3 hits in 2 files: src/types/common.types.ts: export type DatabaseClient = SupabaseClient<Database>;`,
+	assert.Equal(t, `shell rg "QueueClient" → exit 0: 3 hits in 2 files: src/jobs/queue.types.ts: export type JobQueue = QueueClient<JobPayload>;`,
 		h.CompletedActions[0], "a definition is the hit that tells most")
 	assert.Equal(t, `bash find_file "x.py" → 1 hit: /repo/src/x.py`, h.CompletedActions[1], "a header line is no hit")
 }

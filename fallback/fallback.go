@@ -33,7 +33,8 @@
 // statement, a setting: what the file holds now, once the actions no
 // longer show that edit), and what reads showed of them (a digest:
 // description, declarations, explanatory comments, environment
-// variables; a comment the agent's own words echoed first).
+// variables; a comment the agent's own words echoed first), with the
+// lines of it the agent quoted back in fenced code of its own messages.
 //
 // What happened. Completed actions are the calls in order, as "name key
 // argument → outcome"; what a call does comes from the reader's tags

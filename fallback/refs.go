@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,6 +45,9 @@ type refStat struct {
 	// wrote is the telling line (see pickAdded) of the last edit of the
 	// file that worked, when the actions do not show that edit in full.
 	wrote string
+	// quoted are lines of the file, as reads showed it, that the agent
+	// quoted back in its own messages.
+	quoted []string
 	// digested counts the bytes of reads dig was made from.
 	digested int
 }
@@ -185,6 +189,21 @@ func (x *refIndex) wrote(path string, c *call, shown bool) {
 		st.wrote = clip(l, maxWroteChars)
 	}
 }
+
+// quote records a line of path that the agent quoted back.
+func (x *refIndex) quote(path, line string) {
+	path = cleanPath(path)
+	if path == "" {
+		return
+	}
+	st := x.get(refPath, path)
+	if len(st.quoted) < maxQuotedPerFile && !slices.Contains(st.quoted, line) {
+		st.quoted = append(st.quoted, line)
+	}
+}
+
+// maxQuotedPerFile bounds the quoted lines a file's entry shows.
+const maxQuotedPerFile = 2
 
 // maxWroteChars bounds the line a file's entry quotes from its last edit:
 // a statement or a signature fits.

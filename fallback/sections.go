@@ -1170,6 +1170,7 @@ func (w *window) indexRefs() *refIndex {
 		x.scan(ide, -2, srcUser, false) // the person's active file and open tabs
 	}
 	full := w.shownInFull()
+	quotes := w.quotedCode()
 	for _, c := range w.calls {
 		if c.msg >= 0 {
 			git := strings.HasPrefix(stripCD(c.key), "git ")
@@ -1183,7 +1184,9 @@ func (w *window) indexRefs() *refIndex {
 				}
 			}
 			if f, ok := c.readFile(); ok {
-				x.read(c.resolve(f), digestHead(c.res.text))
+				head := digestHead(c.res.text)
+				x.read(c.resolve(f), head)
+				quotes.Find(head, func(_, id int) { x.quote(c.resolve(f), quotes.Phrase(id).Text) })
 			}
 			x.scan(c.key, c.msg, srcArgs, git)
 			for _, l := range c.added {
@@ -1204,6 +1207,65 @@ func (w *window) indexRefs() *refIndex {
 		}
 	}
 	return x
+}
+
+// quotedCode returns a matcher of the lines of code the agent quoted in
+// fenced blocks of its own messages: a line it quoted back from a file it
+// read is one it singled out as evidence, worth more than the file's path.
+func (w *window) quotedCode() *keyword.Matcher {
+	seen := map[string]bool{}
+	var lines []string
+	for i := range w.msgs.len() {
+		m := w.msgs.at(i)
+		if m.Role != compact.RoleAssistant || m.Summary {
+			continue
+		}
+		for _, p := range m.Parts {
+			if p.Type == compact.PartText && len(lines) < maxQuoteLines {
+				fencedLines(p.Text, func(l string) {
+					// Line numbers copied with the code are not the file's;
+					// an import or a comment says little of what it does.
+					l = strings.TrimSpace(stripLineNumber(l))
+					if addedScore(l, nil) < 0 {
+						return
+					}
+					if len(l) >= minQuoteChars && len(l) <= maxQuoteChars && !seen[l] && len(lines) < maxQuoteLines {
+						seen[l] = true
+						lines = append(lines, l)
+					}
+				})
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return keyword.New(keyword.Words(lines), false)
+}
+
+// Bounds of the quoted lines looked for: long enough to be a statement
+// of its own, short enough to be one, and not so many that the search
+// costs more than the reads.
+const (
+	minQuoteChars = 16
+	maxQuoteChars = 160
+	maxQuoteLines = 400
+)
+
+// fencedLines calls fn with each non-blank line, trimmed, of the fenced
+// code blocks of a message's text.
+func fencedLines(s string, fn func(string)) {
+	in := false
+	for line := range strings.Lines(s) {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			in = !in
+			continue
+		}
+		if in && t != "" {
+			fn(t)
+		}
+	}
 }
 
 // shownInFull returns the calls Completed actions shows in full, with
@@ -1340,6 +1402,9 @@ func buildFiles(d *draft, all []*refStat, root string) {
 		}
 		if r.wrote != "" {
 			b.WriteString(" wrote `" + r.wrote + "`")
+		}
+		if len(r.quoted) > 0 {
+			b.WriteString(" quoted `" + strings.Join(r.quoted, "`, `") + "`")
 		}
 		if dig := r.dig.render(common); dig != "" {
 			b.WriteString(": " + dig)

@@ -1,8 +1,12 @@
 package format
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -53,22 +57,49 @@ const (
 // is the one read (damaged lines skipped). An error means the input could
 // not be read as a transcript at all.
 func Check(data []byte, name string, as Name) (compact.Transcript, []Problem, error) {
+	t, problems, err := check(bytes.NewReader(data), int64(len(data)), name, as)
+	// data holds the records already: they are slices of it, not copies.
+	sliceSources(data, &t)
+	return t, problems, err
+}
+
+// CheckFile is Check for the file at (size bytes long), which it reads
+// twice (the transcript, then the lines the checks look at) instead of
+// holding it whole. The messages of the transcript returned may hold
+// spans of at instead of their records (see LoadSources).
+func CheckFile(at io.ReaderAt, size int64, name string, as Name) (compact.Transcript, []Problem, error) {
+	return check(at, size, name, as)
+}
+
+func check(at io.ReaderAt, size int64, name string, as Name) (compact.Transcript, []Problem, error) {
 	var problems []Problem
-	o := ReadOptions{SkipBadLines: true, Warn: func(w Warning) {
+	damaged := map[int]int{} // line -> its problem's index
+	o := ReadOptions{SkipBadLines: true, Source: at, Warn: func(w Warning) {
 		if w.Kind == WarnSkipped {
-			msg := strings.TrimPrefix(w.Msg, "line skipped: ")
-			if bytes.Contains(lineAt(data, w.Line), []byte(`"type":"compacted"`)) {
-				msg = "the compaction record is damaged; Codex cannot rebuild the history from it: " + msg
-			}
-			problems = append(problems, Problem{Line: w.Line, Kind: ProblemDamagedLine, Msg: msg})
+			damaged[w.Line] = len(problems)
+			problems = append(problems, Problem{Line: w.Line, Kind: ProblemDamagedLine, Msg: strings.TrimPrefix(w.Msg, "line skipped: ")})
 		}
 	}}
-	t, err := ReadWith(bytes.NewReader(data), name, as, o)
+	t, err := ReadWith(io.NewSectionReader(at, 0, size), name, as, o)
+	if len(damaged) > 0 {
+		err := rawLines(io.NewSectionReader(at, 0, size), func(line []byte, n int, _ int64) {
+			if i, ok := damaged[n]; ok && bytes.Contains(line, []byte(`"type":"compacted"`)) {
+				problems[i].Msg = "the compaction record is damaged; Codex cannot rebuild the history from it: " + problems[i].Msg
+			}
+		})
+		if err != nil {
+			return t, problems, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	if err != nil {
 		return t, problems, err
 	}
 	if Name(t.Format) == ClaudeCode && len(t.Envelope) == 0 {
-		problems = append(problems, ccChainProblems(data, &t)...)
+		chain, err := ccChainProblems(at, size, &t)
+		if err != nil {
+			return t, problems, fmt.Errorf("%s: %w", name, err)
+		}
+		problems = append(problems, chain...)
 	}
 	problems = append(problems, pairProblems(&t)...)
 	if Name(t.Format) == Codex || Name(t.Format) == OpenAIResponses {
@@ -79,35 +110,61 @@ func Check(data []byte, name string, as Name) (compact.Transcript, []Problem, er
 	return t, problems, nil
 }
 
-// lineAt returns the n-th line of data (1-based), or nil.
-func lineAt(data []byte, n int) []byte {
-	for i := 1; len(data) > 0; i++ {
-		line, rest, _ := bytes.Cut(data, []byte{'\n'})
-		if i == n {
-			return line
+// rawLines hands fn each line of r as it is (without its newline), with
+// its 1-based number, blank lines included, as bytes.Lines counts them,
+// and its byte offset.
+func rawLines(r io.Reader, fn func(line []byte, n int, off int64)) error {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var long []byte
+	var pos int64
+	for n := 1; ; n++ {
+		off := pos
+		line, err := br.ReadSlice('\n')
+		pos += int64(len(line))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				pos += int64(len(line))
+				long = append(long, line...)
+			}
+			line = long
 		}
-		data = rest
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if len(line) > 0 {
+			fn(bytes.TrimSuffix(line, []byte{'\n'}), n, off)
+		}
+		if err != nil {
+			return nil
+		}
 	}
-	return nil
 }
 
 // ccChainProblems walks Claude Code's parent chain back from the newest
 // record on the main chain, as claude --resume does, and reports the live
 // messages the walk does not reach.
-func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
+func ccChainProblems(at io.ReaderAt, size int64, t *compact.Transcript) ([]Problem, error) {
 	parent := map[string]string{}
 	lineOf := map[string]int{}
 	results := map[string]bool{}  // records holding tool results
 	msgIDs := map[string]string{} // record -> its API message's id
 	var order []string
 	last := ""
+	// The uuid of each chain record by its offset, so that the messages'
+	// records (spans) need not be read again to be told.
+	uuidAt := map[int64]string{}
 	n := 0
-	for line := range bytes.Lines(data) {
+	err := rawLines(io.NewSectionReader(at, 0, size), func(line []byte, _ int, off int64) {
 		n++
 		for _, rec := range splitRecords(bytes.TrimSpace(line)) {
 			uuid, p, chain := ccChainFields(rec)
 			if !chain || uuid == "" {
 				continue
+			}
+			if d, ok := within(rec, line); ok {
+				uuidAt[off+int64(d)] = uuid
 			}
 			if _, dup := parent[uuid]; !dup {
 				parent[uuid], lineOf[uuid] = p, n
@@ -117,6 +174,9 @@ func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 			}
 			last = uuid
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	reached := map[string]bool{}
 	var problems []Problem
@@ -151,11 +211,26 @@ func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 	firstLine := 0
 	for i := range t.Messages {
 		m := &t.Messages[i]
-		if m.Summary && len(m.Source.Records) == 0 {
+		if m.Summary && len(m.Source.Records) == 0 && len(m.Source.Spans) == 0 {
 			continue
 		}
-		for _, rec := range m.Source.Records {
-			uuid, _, chain := ccChainFields(rec)
+		src := &m.Source
+		for j := range len(src.Records) + len(src.Spans) {
+			var uuid string
+			var chain bool
+			switch {
+			case j < len(src.Records):
+				uuid, _, chain = ccChainFields(src.Records[j])
+			default:
+				sp := src.Spans[j-len(src.Records)]
+				if uuid, chain = uuidAt[sp.Offset]; !chain {
+					b, err := loadSpan(at, sp)
+					if err != nil {
+						return nil, err
+					}
+					uuid, _, chain = ccChainFields(b)
+				}
+			}
 			if chain && uuid != "" && !reached[uuid] {
 				missed = append(missed, uuid)
 				if firstLine == 0 {
@@ -166,7 +241,7 @@ func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 		}
 	}
 	if len(missed) == 0 {
-		return problems
+		return problems, nil
 	}
 	// Where the walk stopped: the record whose parent is not in the file.
 	stop, gap := "", ""
@@ -183,7 +258,7 @@ func ccChainProblems(data []byte, t *compact.Transcript) []Problem {
 		msg += fmt.Sprintf(": the record at line %d names parent %s, which is not in the file", lineOf[stop], gap)
 	}
 	msg += "; claude --resume would continue without them"
-	return append(problems, Problem{Line: firstLine, Kind: ProblemBrokenChain, Msg: msg})
+	return append(problems, Problem{Line: firstLine, Kind: ProblemBrokenChain, Msg: msg}), nil
 }
 
 // pairProblems reports results without calls, and calls without results
@@ -241,4 +316,22 @@ func turnProblems(t *compact.Transcript) []Problem {
 		}
 	}
 	return out
+}
+
+// sliceSources puts in Source.Records, for each message of t read with
+// spans of data, the slices of data the spans name: data holds the
+// records already, so they are not copied.
+func sliceSources(data []byte, t *compact.Transcript) {
+	for i := range t.Messages {
+		src := &t.Messages[i].Source
+		if len(src.Spans) == 0 {
+			continue
+		}
+		src.Records = make([]json.RawMessage, len(src.Spans))
+		for j, sp := range src.Spans {
+			end := sp.Offset + int64(sp.Len)
+			src.Records[j] = data[sp.Offset:end:end]
+		}
+		src.Spans = nil
+	}
 }

@@ -198,7 +198,7 @@ func readClaudeCode(r io.Reader, rs *readState) (compact.Transcript, error) {
 	}
 	c := newCCReader(rs)
 	err := rs.lines(br, func(line []byte, n int) error {
-		if err := c.add(bytes.Clone(line), n); err != nil {
+		if err := c.add(rs.copyRecord(line), n); err != nil {
 			return jsonError(name, ClaudeCode, n, err, "a Claude Code session record (one JSON object per line)")
 		}
 		return c.stream(false)
@@ -210,7 +210,11 @@ func readClaudeCode(r io.Reader, rs *readState) (compact.Transcript, error) {
 		}
 		return compact.Transcript{}, &Error{File: name, Format: ClaudeCode, Offset: -1, Msg: "reading input", Err: err}
 	}
-	return c.transcript(), nil
+	t := c.transcript()
+	if rs.spanErr != nil {
+		return compact.Transcript{}, rs.spanErr
+	}
+	return t, nil
 }
 
 func readClaudeCodeExport(r io.Reader, rs *readState) (compact.Transcript, error) {
@@ -246,6 +250,7 @@ type ccItem struct {
 	msgID string   // API message id of an assistant message, for merging
 	types []string // record type of each of msg's source records
 	pos   int      // line number (JSONL) or index (export) of the first record
+	span  spanRef  // rec's span, for a record that may join a message
 }
 
 type ccReader struct {
@@ -359,6 +364,7 @@ func (c *ccReader) add(raw []byte, pos int) error {
 func (c *ccReader) record(typ string, raw []byte, marker bool) {
 	it := ccItem{rec: compact.Record{Type: typ, Raw: raw, Marker: marker}}
 	if c.open >= 0 && !marker {
+		it.span.span, it.span.ok = c.rs.spanOf(raw)
 		c.pending = append(c.pending, it)
 		return
 	}
@@ -402,18 +408,19 @@ func (c *ccReader) message(h *ccHeader, raw []byte, pos int) (read bool, err err
 	if role == compact.RoleAssistant && msg.ID != "" && c.open >= 0 {
 		if last := &c.items[c.open]; last.msgID == msg.ID {
 			for _, p := range c.pending {
-				last.msg.Source.Records = append(last.msg.Source.Records, p.rec.Raw)
+				c.rs.addSource(&last.msg.Source, p.rec.Raw, p.span.span, p.span.ok)
 				last.types = append(last.types, p.rec.Type)
 			}
 			c.pending = c.pending[:0]
 			last.msg.Parts = append(last.msg.Parts, parts...)
-			last.msg.Source.Records = append(last.msg.Source.Records, raw)
+			c.rs.keep(last.msg, raw)
 			last.types = append(last.types, h.Type)
 			return true, nil
 		}
 	}
 	c.close()
-	m := &compact.Message{ID: h.UUID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{raw}}}
+	m := &compact.Message{ID: h.UUID, Role: role, Parts: parts}
+	c.rs.keep(m, raw)
 	if role == compact.RoleUser {
 		m.Summary = h.IsCompactSummary || h.Type == ccSummary
 		m.Synthetic = !m.Summary && (h.IsMeta || harnessOnly(parts))
@@ -500,7 +507,7 @@ func (c *ccReader) transcript() compact.Transcript {
 			it.rec.At = len(t.Messages)
 			t.Records = append(t.Records, it.rec)
 		case i < reset:
-			for j, raw := range it.msg.Source.Records {
+			for j, raw := range c.rs.sourceRecords(it.msg.Source) {
 				t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: it.types[j], Raw: raw})
 			}
 		default:

@@ -146,7 +146,7 @@ func readCodex(r io.Reader, rs *readState) (compact.Transcript, error) {
 		if n == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
-		if err := c.add(bytes.Clone(line), n); err != nil {
+		if err := c.add(rs.copyRecord(line), n); err != nil {
 			return jsonError(name, Codex, n, err, `a Codex rollout line {"timestamp", "type", "payload"}`)
 		}
 		return c.stream(false)
@@ -157,6 +157,9 @@ func readCodex(r io.Reader, rs *readState) (compact.Transcript, error) {
 			return compact.Transcript{}, err
 		}
 		return compact.Transcript{}, &Error{File: name, Format: Codex, Offset: -1, Msg: "reading input", Err: err}
+	}
+	if rs.spanErr != nil {
+		return compact.Transcript{}, rs.spanErr
 	}
 	return c.transcript(), nil
 }
@@ -189,6 +192,7 @@ type cxReader struct {
 	// agent_reasoning and token_count events between the items of one
 	// turn), and take their places as records otherwise.
 	pending   []compact.Record
+	spans     []spanRef // pending's spans, where records are kept as spans
 	rs        *readState
 	summaries map[string]bool // messages of compacted lines
 	failed    map[string]bool // call ids whose end event reports a failure
@@ -260,6 +264,8 @@ func (c *cxReader) record(typ string, raw []byte, marker bool) {
 	rec := compact.Record{Type: typ, Raw: raw, Marker: marker, State: typ == cxSessionMeta || typ == cxTurnContext}
 	if c.open && strings.HasPrefix(typ, cxEventMsg+":") && !marker {
 		c.pending = append(c.pending, rec)
+		sp, ok := c.rs.spanOf(raw)
+		c.spans = append(c.spans, spanRef{sp, ok})
 		return
 	}
 	c.flush()
@@ -283,7 +289,7 @@ func (c *cxReader) flush() {
 	for _, r := range c.pending {
 		c.add1(r)
 	}
-	c.pending = c.pending[:0]
+	c.pending, c.spans = c.pending[:0], c.spans[:0]
 }
 
 func (c *cxReader) message(m compact.Message, meta cxMeta, open bool) {
@@ -334,8 +340,9 @@ func (c *cxReader) compacted(ci *codexItem, raw []byte, n int) {
 		return false
 	})
 	m := compact.Message{Role: compact.RoleUser, Summary: true,
-		Parts:  []compact.Part{{Type: compact.PartText, Text: message}},
-		Source: compact.Source{Records: []json.RawMessage{raw}}}
+		Parts: []compact.Part{{Type: compact.PartText, Text: message}},
+	}
+	c.rs.keep(&m, raw)
 	c.message(m, cxMeta{types: []string{cxCompacted}, pos: n, pfx: "cx"}, false)
 }
 
@@ -367,7 +374,7 @@ func (c *cxReader) demote(keep func(*compact.Message) bool) {
 			c.message(m, md, false)
 		case md.inner:
 		default:
-			for j, raw := range m.Source.Records {
+			for j, raw := range c.rs.sourceRecords(m.Source) {
 				c.record(md.types[j], raw, md.types[j] == cxCompacted || md.types[j] == cxContextCompacted)
 			}
 		}
@@ -403,17 +410,18 @@ func (c *cxReader) item(it *codexItem, src []byte, pos int, pfx string, inner bo
 	}
 	if role == compact.RoleAssistant && c.open && c.meta[len(c.meta)-1].inner == inner {
 		last, md := &c.msgs[len(c.msgs)-1], &c.meta[len(c.meta)-1]
-		for _, p := range c.pending {
-			last.Source.Records = append(last.Source.Records, p.Raw)
+		for k, p := range c.pending {
+			c.rs.addSource(&last.Source, p.Raw, c.spans[k].span, c.spans[k].ok)
 			md.types = append(md.types, p.Type)
 		}
-		c.pending = c.pending[:0]
+		c.pending, c.spans = c.pending[:0], c.spans[:0]
 		last.Parts = append(last.Parts, parts...)
-		last.Source.Records = append(last.Source.Records, src)
+		c.rs.keep(last, src)
 		md.types = append(md.types, typ)
 		return true
 	}
-	m := compact.Message{ID: it.ID, Role: role, Parts: parts, Source: compact.Source{Records: []json.RawMessage{src}}}
+	m := compact.Message{ID: it.ID, Role: role, Parts: parts}
+	c.rs.keep(&m, src)
 	switch role {
 	case compact.RoleTool:
 		m.ToolCallIDs = []string{it.CallID}
@@ -626,4 +634,10 @@ func (c *cxReader) transcript() compact.Transcript {
 		stampMessage(m, Codex, c.meta[i].pfx, c.meta[i].pos)
 	}
 	return compact.Transcript{Format: string(Codex), Messages: c.msgs, Records: c.recs}
+}
+
+// spanRef is a record's span, when it has one (ok).
+type spanRef struct {
+	span compact.Span
+	ok   bool
 }

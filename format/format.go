@@ -126,6 +126,9 @@ func register(f Format) {
 			if err := checkRawJSON(&t); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
+			if err := checkLoaded(&t); err != nil {
+				return fmt.Errorf("%s: %w", f.Name, err)
+			}
 			t = dropOpaque(t, f.Name)
 			if t.Format != "" && !sameFamily(t.Format, f.Name) {
 				// Another format's records (its metadata) have no place
@@ -278,6 +281,13 @@ type ReadOptions struct {
 	Instance string
 	// Warn receives each warning as it is found; nil drops them.
 	Warn func(Warning)
+	// Source, when set, is the input again, readable at any offset: the
+	// file the reader passed to ReadWith reads from its first byte. Readers
+	// that support it (Claude Code, Codex, OpenAI Chat and its JSONL) then keep each
+	// message's source records as spans of it (compact.Source.Spans)
+	// instead of their bytes, so a long transcript is not held twice;
+	// LoadSources reads them back before the transcript is written.
+	Source io.ReaderAt
 }
 
 // Warning is input a reader read past or read with doubt: nothing it says
@@ -446,6 +456,14 @@ type readState struct {
 	records int // records passed over while streaming
 	// instanced is set by a reader that picked an instance (opts.Instance).
 	instanced bool
+	// line is the line rs.lines hands over, at byte lineOff of the input;
+	// rec is the last record copyRecord copied, at recOff (see span.go).
+	line    []byte
+	lineOff int64
+	rec     []byte
+	recOff  int64
+	// spanErr is the first failure to read a span back during the read.
+	spanErr error
 }
 
 // Sink receives a transcript's messages as Stream reads them.
@@ -553,20 +571,37 @@ func (rs *readState) checkUTF8(b []byte, line int, base int64) error {
 		}
 		i += size
 	}
-	where := fmt.Sprintf("byte %d", base+int64(i))
-	if line > 0 {
-		where = fmt.Sprintf("byte %d of the line", i+1)
-	}
+	where := byteWhere(line, base, i)
 	if rs.opts.StrictUTF8 {
-		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i), Msg: "invalid UTF-8 at " + where + " (--strict-utf8)"}
+		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i), Msg: "invalid UTF-8" + where + " (--strict-utf8)"}
 		if line > 0 {
 			e.Offset = -1
 		}
 		return e
 	}
 	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
-		Msg: "invalid UTF-8 at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
+		Msg: "invalid UTF-8" + lineWhere(line, i) + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
 	return nil
+}
+
+// byteWhere is where byte i of a line (line > 0) or of a document (at
+// base+i) is, for an error: " at byte K of the line"; in a document the
+// error's location says the byte already, unless it is byte 0, which an
+// Error does not show.
+func byteWhere(line int, base int64, i int) string {
+	if line <= 0 && base+int64(i) == 0 {
+		return " at byte 0"
+	}
+	return lineWhere(line, i)
+}
+
+// lineWhere is where byte i of a line (line > 0) is, " at byte K of the
+// line", for a warning; in a document the warning's location says the byte.
+func lineWhere(line, i int) string {
+	if line > 0 {
+		return fmt.Sprintf(" at byte %d of the line", i+1)
+	}
+	return ""
 }
 
 // checkSurrogates looks for a \u escape of half a UTF-16 surrogate pair
@@ -579,20 +614,17 @@ func (rs *readState) checkSurrogates(b []byte, line int, base int64) error {
 		return nil
 	}
 	esc := string(b[i:min(i+6, len(b))])
-	where := fmt.Sprintf("byte %d", base+int64(i))
-	if line > 0 {
-		where = fmt.Sprintf("byte %d of the line", i+1)
-	}
+	where := byteWhere(line, base, i)
 	if rs.opts.StrictUTF8 {
 		e := &Error{File: rs.name, Format: rs.format, Line: line, Offset: base + int64(i),
-			Msg: "a lone surrogate escape " + esc + " at " + where + " (--strict-utf8)"}
+			Msg: "a lone surrogate escape " + esc + where + " (--strict-utf8)"}
 		if line > 0 {
 			e.Offset = -1
 		}
 		return e
 	}
 	rs.warn(Warning{Line: line, Offset: base + int64(i), Kind: WarnUTF8,
-		Msg: "a lone surrogate escape " + esc + " at " + where + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
+		Msg: "a lone surrogate escape " + esc + lineWhere(line, i) + ": read as U+FFFD; written back unchanged in this format, as U+FFFD in another"})
 	return nil
 }
 
@@ -689,7 +721,13 @@ func (e *Error) Error() string {
 	if e.Format != "" {
 		fmt.Fprintf(&b, ": %s", e.Format)
 	}
-	b.WriteString(": " + e.Msg)
+	b.WriteString(": " + e.what())
+	return b.String()
+}
+
+// what is the error without where (file, line or byte, format): for a
+// message that says where already, such as a warning about the line.
+func (e *Error) what() string {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case e.Err == nil:
@@ -698,12 +736,12 @@ func (e *Error) Error() string {
 		// codexItem.payload…"), which mean nothing to a user: say which
 		// field holds what, once.
 		if s := fmt.Sprintf("field %q has a %s", typ.Field, typ.Value); !strings.Contains(e.Msg, s) {
-			b.WriteString(": " + s)
+			return e.Msg + ": " + s
 		}
 	default:
-		b.WriteString(": " + e.Err.Error())
+		return e.Msg + ": " + e.Err.Error()
 	}
-	return b.String()
+	return e.Msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -86,42 +87,25 @@ type oaPart struct {
 }
 
 func readOpenAIChat(r io.Reader, rs *readState) (compact.Transcript, error) {
+	if rs.spanning() {
+		if t, ok := readOpenAIChatSpans(r, rs); ok {
+			return t, nil
+		}
+		// Anything else is read again, whole, the usual way: it says what
+		// is wrong and where.
+		r = io.NewSectionReader(rs.opts.Source, 0, math.MaxInt64)
+	}
 	name := rs.name
-	const expected = `an array of chat messages or an object with "messages"`
-	doc, err := readJSONDoc(r, name, OpenAIChat, expected, "messages")
+	doc, err := readJSONDoc(r, name, OpenAIChat, openAIChatExpected, "messages")
 	if err != nil {
 		return compact.Transcript{}, err
 	}
 	if err := rs.docUTF8(&doc); err != nil {
 		return compact.Transcript{}, err
 	}
-	t := compact.Transcript{Format: string(OpenAIChat)}
-	if doc.object {
-		var sawMessages bool
-		for _, f := range doc.fields {
-			switch f.key {
-			case "messages":
-				sawMessages = true
-				if f.value != nil { // a scalar where the list belongs
-					return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset,
-						Msg: fmt.Sprintf(`field "messages": expected an array of chat messages, got %s`, jsonscan.Describe(f.value))}
-				}
-			case "tools", "functions":
-				tools, err := decodeOpenAITools(f.value)
-				if err != nil {
-					return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset, Msg: fmt.Sprintf("field %q: %v", f.key, err)}
-				}
-				t.Tools = append(t.Tools, tools...)
-			}
-		}
-		if !sawMessages {
-			msg := `expected an array of chat messages or an object with "messages", got an object without "messages"`
-			if hasField(doc.fields, "role") {
-				msg = `expected an array of chat messages, got a single message object (for one message per line, use --format openai-jsonl)`
-			}
-			return t, &Error{File: name, Format: OpenAIChat, Offset: -1, Msg: msg}
-		}
-		t.Envelope = buildEnvelope(doc.fields, map[string]string{"messages": "[]"})
+	t, err := openAIChatFields(&doc, name)
+	if err != nil {
+		return t, err
 	}
 	// Records decode independently: on all cores.
 	t.Messages = make([]compact.Message, len(doc.items))
@@ -134,6 +118,106 @@ func readOpenAIChat(r io.Reader, rs *readState) (compact.Transcript, error) {
 		t.Messages = t.Messages[:at]
 		return t, locate(err, name, OpenAIChat, 0, doc.items[at].offset)
 	}
+	return t, nil
+}
+
+const openAIChatExpected = `an array of chat messages or an object with "messages"`
+
+// readOpenAIChatSpans reads an OpenAI Chat document record by record
+// (streamDoc), keeping each message's record as its span in the input:
+// the document is never held whole. ok is false for anything but a valid
+// document whose records all read (the caller reads it again to say what
+// is wrong); the warnings found are given only when ok.
+func readOpenAIChatSpans(r io.Reader, rs *readState) (t compact.Transcript, ok bool) {
+	var warnings []Warning
+	warn := rs.opts.Warn
+	rs.opts.Warn = func(w Warning) { warnings = append(warnings, w) }
+	defer func() {
+		rs.opts.Warn = warn
+		if ok && warn != nil {
+			for _, w := range warnings {
+				warn(w)
+			}
+		}
+	}()
+	var batches [][]compact.Message
+	n := 0
+	doc, ok := streamDoc(r, []string{"messages"}, func(items []docItem) error {
+		for _, it := range items {
+			if err := rs.checkUTF8(it.raw, 0, it.offset); err != nil {
+				return err
+			}
+		}
+		batch := make([]compact.Message, len(items))
+		if _, err := parallel.Each(len(items), func(i int) error {
+			m, err := decodeOpenAIMessage(items[i].raw, OpenAIChat, n+i, true)
+			raw := items[i].raw
+			m.Source.Records = nil
+			m.Source.Spans = []compact.Span{{Offset: items[i].offset, Len: len(raw), Sum: spanSum(raw)}}
+			detach(&m, raw)
+			batch[i] = m
+			return err
+		}); err != nil {
+			return err
+		}
+		batches = append(batches, batch)
+		n += len(batch)
+		return nil
+	})
+	if !ok {
+		return t, false
+	}
+	for _, f := range doc.fields {
+		if rs.checkUTF8(f.value, 0, f.offset) != nil {
+			return t, false
+		}
+	}
+	t, err := openAIChatFields(&doc, rs.name)
+	if err != nil {
+		return t, false
+	}
+	// One slice of the right size, not the slack and the copies of one
+	// grown batch by batch.
+	t.Messages = make([]compact.Message, 0, n)
+	for i, b := range batches {
+		t.Messages = append(t.Messages, b...)
+		batches[i] = nil
+	}
+	return t, true
+}
+
+// openAIChatFields reads what an OpenAI Chat document holds besides its
+// messages: the tools, and the envelope of an object.
+func openAIChatFields(doc *jsonDoc, name string) (compact.Transcript, error) {
+	t := compact.Transcript{Format: string(OpenAIChat)}
+	if !doc.object {
+		return t, nil
+	}
+	var sawMessages bool
+	for _, f := range doc.fields {
+		switch f.key {
+		case "messages":
+			sawMessages = true
+			if f.value != nil { // a scalar where the list belongs
+				return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset,
+					Msg: fmt.Sprintf(`field "messages": expected an array of chat messages, got %s`, jsonscan.Describe(f.value))}
+			}
+		case "tools", "functions":
+			tools, err := decodeOpenAITools(f.value)
+			if err != nil {
+				return t, &Error{File: name, Format: OpenAIChat, Offset: f.offset, Msg: fmt.Sprintf("field %q: %v", f.key, err)}
+			}
+			t.Tools = append(t.Tools, tools...)
+		}
+	}
+	if !sawMessages {
+		msg := `expected an array of chat messages or an object with "messages", got an object without "messages"`
+		if hasField(doc.fields, "role") {
+			msg = `expected an array of chat messages, got a single message object (for one message per line, use --format openai-jsonl)`
+		}
+		return t, &Error{File: name, Format: OpenAIChat, Offset: -1, Msg: msg}
+	}
+	t.Envelope = buildEnvelope(doc.fields, map[string]string{"messages": "[]"})
 	return t, nil
 }
 
@@ -156,10 +240,14 @@ func readOpenAIChatJSONL(r io.Reader, rs *readState) (compact.Transcript, error)
 		}
 		// A valid line is read in place as a document's record is; the
 		// decoder reads the rest and says what is wrong.
-		raw := append(json.RawMessage(nil), line...)
+		raw := rs.copyRecord(line)
 		m, err := decodeOpenAIMessage(raw, OpenAIChatJSONL, index, jsonscan.Valid(raw))
 		if err != nil {
 			return locate(err, name, OpenAIChatJSONL, n, 0)
+		}
+		if sp, ok := rs.spanOf(raw); ok {
+			m.Source.Records, m.Source.Spans = nil, []compact.Span{sp}
+			detach(&m, raw)
 		}
 		index++
 		if rs.streaming() {

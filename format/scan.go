@@ -21,19 +21,27 @@ import (
 // until fn returns: copy what you keep (json.Unmarshal into a RawMessage
 // copies).
 func lines(r io.Reader, fn func(line []byte, n int) error) error {
+	return linesAt(r, func(line []byte, n int, _ int64) error { return fn(line, n) })
+}
+
+// linesAt is lines that also tells fn the byte offset of each line in r.
+func linesAt(r io.Reader, fn func(line []byte, n int, off int64) error) error {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 1<<16)
 	}
 	var long []byte // accumulates lines longer than the reader's buffer
+	var pos int64   // bytes read before the line
 	for n := 1; ; n++ {
 		chunk, err := br.ReadSlice('\n')
-		line := chunk
+		line, off := chunk, pos
+		pos += int64(len(chunk))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], chunk...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				chunk, err = br.ReadSlice('\n')
 				long = append(long, chunk...)
+				pos += int64(len(chunk))
 			}
 			line = long
 		}
@@ -41,11 +49,11 @@ func lines(r io.Reader, fn func(line []byte, n int) error) error {
 			return err
 		}
 		line = bytes.TrimRight(line, "\r\n")
-		if n == 1 {
-			line = bytes.TrimPrefix(line, utf8BOM)
+		if n == 1 && bytes.HasPrefix(line, utf8BOM) {
+			line, off = line[len(utf8BOM):], off+int64(len(utf8BOM))
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if ferr := fn(line, n); ferr != nil {
+			if ferr := fn(line, n, off); ferr != nil {
 				return ferr
 			}
 		}
@@ -61,7 +69,9 @@ func lines(r io.Reader, fn func(line []byte, n int) error) error {
 // record at a time, with a warning; a damaged line is skipped with a
 // warning under SkipBadLines, and is otherwise the error.
 func (rs *readState) lines(r io.Reader, fn func(line []byte, n int) error) error {
-	err := lines(r, func(line []byte, n int) error {
+	defer func() { rs.line, rs.rec = nil, nil }()
+	err := linesAt(r, func(line []byte, n int, off int64) error {
+		rs.line, rs.lineOff = line, off
 		if err := rs.checkUTF8(line, n, 0); err != nil {
 			return err
 		}
@@ -100,7 +110,12 @@ func (rs *readState) skip(err error, n int) error {
 	if !rs.opts.SkipBadLines {
 		return err
 	}
-	rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSkipped, Msg: "line skipped: " + err.Error()})
+	// The warning says the file, line and format; the error's text, once.
+	msg := err.Error()
+	if fe := (*Error)(nil); errors.As(err, &fe) && fe.Line == n && (fe.File == rs.name || fe.File == "") {
+		msg = fe.what()
+	}
+	rs.warn(Warning{Line: n, Offset: -1, Kind: WarnSkipped, Msg: "line skipped: " + msg})
 	return nil
 }
 

@@ -61,12 +61,17 @@ func (uc *unreadCount) release() {
 // maxPooledArena bounds the arenas kept for reuse (a request's text).
 const maxPooledArena = 4 << 20
 
+// countMargin: once a request's bound is over the threshold, it is counted
+// until it is under the threshold less 1/countMargin of it (about 11K
+// tokens of gpt-4o's 89K, the next few turns of a conversation).
+const countMargin = 8
+
 // countUnread bounds the tokens of the request sh under trigger with as
 // little counting as it takes, without reading it with package format: it
 // builds the list's messages (see above) and bounds each by its elements'
 // bounds (elemBound: a cached count, or bytes), then counts messages
-// exactly, the largest bounds first, until the sum is under trigger or
-// every message is counted. n is then an upper bound of what
+// exactly, the largest bounds first, until the sum is under trigger (less
+// a margin, see countMargin) or every message is counted. n is then an upper bound of what
 // env.counter.Transcript would count of the reader's transcript, and
 // exactly that count when exact (every message counted). A request that
 // is under the threshold needs no more; one that is not was counted in
@@ -111,8 +116,11 @@ func (s *Server) countUnread(env *modelEnv, sh *shape, trigger int) (n int, exac
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bounds[b], bounds[a]) })
 	groups := make([][2]int, 0, len(order))
 	counts := make([]int, 0, len(order))
+	// Counting stops with room for the conversation to grow, or each of
+	// its next requests would be over by its bound and count a little.
+	target := trigger - trigger/countMargin
 	for _, i := range order {
-		if n < trigger {
+		if n < target {
 			break
 		}
 		m, ok := message(i)

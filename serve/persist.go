@@ -252,13 +252,58 @@ func (s *Server) casPrefix(ctx context.Context, session string, a *api, from, np
 			}
 		}
 		c.Transcript = &t
-		c.Compactions = append(c.Compactions, rec)
+		c.Compactions = appendRecord(c.Compactions, rec)
 		c.Steps = steps
 		if err = s.store.Save(ctx, c, parent); !errors.Is(err, checkpoint.ErrConflict) {
 			return err
 		}
 	}
 	return err
+}
+
+// maxRecords bounds the compaction records a conversation's checkpoint
+// keeps. A long-running proxy compacts one conversation again and again:
+// unbounded, every save would carry (and every load decode) each record
+// since the conversation began.
+const maxRecords = 32
+
+// foldedReason starts the Reason of the record that stands for the
+// records folded out (see appendRecord).
+const foldedReason = "compact serve: folded "
+
+// appendRecord returns recs with rec appended, keeping at most maxRecords:
+// the newest, after one record that stands for all the older ones (its
+// Reason counts them; tokens before the first of them and after the last,
+// the time and source hash of the last), so the count of compactions and
+// where the conversation started stay known.
+func appendRecord(recs []compact.Compaction, rec compact.Compaction) []compact.Compaction {
+	recs = append(recs, rec)
+	if len(recs) <= maxRecords {
+		return recs
+	}
+	old := recs[:len(recs)-(maxRecords-1)]
+	n := 0
+	for _, r := range old {
+		n += foldedCount(r)
+	}
+	last := old[len(old)-1]
+	fold := compact.Compaction{SourceHash: last.SourceHash, Method: compact.MethodNone,
+		Reason:       fmt.Sprintf("%s%d earlier compactions (only the newest %d records are kept)", foldedReason, n, maxRecords-1),
+		TokensBefore: old[0].TokensBefore, TokensAfter: last.TokensAfter, At: last.At}
+	out := make([]compact.Compaction, 0, maxRecords)
+	return append(append(out, fold), recs[len(old):]...)
+}
+
+// foldedCount is how many compactions a record stands for: a folded
+// record's count, else 1.
+func foldedCount(r compact.Compaction) int {
+	var n int
+	if rest, ok := strings.CutPrefix(r.Reason, foldedReason); ok {
+		if _, err := fmt.Sscanf(rest, "%d ", &n); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1
 }
 
 // storedTranscript is the compacted transcript as the store gets it,

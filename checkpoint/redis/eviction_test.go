@@ -111,6 +111,96 @@ func TestFullRedisNamesTheCause(t *testing.T) {
 	t.Fatal("200 saves of 20 KB fit in 200 KB")
 }
 
+// TestFullRedisStillReads (QA-23): a Redis at its maxmemory (noeviction)
+// refuses writes, and every command queued in a MULTI: the checkpoints it
+// holds still read (Latest, Load, History, List, Verify), and a refused
+// write says the Redis is full, that maxmemory is the limit and what to do,
+// not only "EXECABORT".
+func TestFullRedisStillReads(t *testing.T) {
+	srv := storetest.StartRedis(t, "--maxmemory-policy", "noeviction")
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	spec := "redis://" + srv.Addr() + "/0"
+	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	junk := strings.Repeat("y", 20000)
+	var msgs []compact.Message
+	var saved []string
+	save := func() error {
+		msgs = append(msgs, compact.UserMessage(fmt.Sprintf("step %d %s", len(msgs), junk)))
+		c := &checkpoint.Checkpoint{Session: "full", Task: "qa", Status: checkpoint.StatusRunning,
+			Transcript: &compact.Transcript{Messages: append([]compact.Message(nil), msgs...)}}
+		parent := ""
+		if len(saved) > 0 {
+			parent = saved[len(saved)-1]
+		}
+		if err := s.Save(ctx, c, parent); err != nil {
+			return err
+		}
+		saved = append(saved, c.ID)
+		return nil
+	}
+	for range 3 {
+		if err := save(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Full: maxmemory below what the server uses now.
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var used int64
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			fmt.Sscan(v, &used)
+		}
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory", fmt.Sprint(used-10_000)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	serr := save()
+	if serr == nil {
+		t.Fatal("a save on a full Redis succeeded")
+	}
+	for _, want := range []string{"is full", "maxmemory", "raise maxmemory", "OOM"} {
+		if !strings.Contains(serr.Error(), want) {
+			t.Errorf("the refused save says %q, without %q", serr, want)
+		}
+	}
+	fresh, err := checkpoint.Open(ctx, spec, checkpoint.Options{})
+	if err != nil {
+		t.Fatalf("open a full Redis: %v", err)
+	}
+	defer fresh.Close()
+	if c, err := fresh.Latest(ctx, "full"); err != nil || c.ID != saved[len(saved)-1] {
+		t.Errorf("Latest on a full Redis: %v", err)
+	}
+	if _, err := fresh.Load(ctx, "full", saved[0]); err != nil {
+		t.Errorf("Load on a full Redis: %v", err)
+	}
+	if h, err := fresh.History(ctx, "full"); err != nil || len(h) != len(saved) {
+		t.Errorf("History on a full Redis: %d, %v", len(h), err)
+	}
+	if infos, err := fresh.List(ctx, checkpoint.Filter{}); err != nil || len(infos) != 1 {
+		t.Errorf("List on a full Redis: %+v, %v", infos, err)
+	}
+	if _, probs, err := checkpoint.Verify(ctx, fresh, "full"); err != nil || len(probs) != 0 {
+		t.Errorf("Verify on a full Redis: %+v, %v", probs, err)
+	}
+	c := &checkpoint.Checkpoint{Session: "other", Task: "qa", Status: checkpoint.StatusRunning}
+	if err := fresh.Save(ctx, c, ""); err == nil || !strings.Contains(err.Error(), "is full") {
+		t.Errorf("a new session's save on a full Redis: %v", err)
+	}
+	if err := fresh.Delete(ctx, "full"); err != nil {
+		t.Errorf("Delete on a full Redis (what frees it): %v", err)
+	}
+}
+
 // TestStartOver (QA-31): a session whose first frame is damaged has
 // nothing to recover; StartOver keeps the log under another key and the
 // next save starts the session over.

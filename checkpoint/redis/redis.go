@@ -140,7 +140,8 @@ func (l *redisLog) key(session, what string) string {
 func (l *redisLog) indexKey() string { return l.prefix + ":sessions" }
 
 // wrap classifies a go-redis error: a server that cannot be reached becomes
-// checkpoint.ErrUnavailable, naming where it was looked for.
+// checkpoint.ErrUnavailable, naming where it was looked for; a server that
+// refuses writes because it is full says so, and what to do.
 func (l *redisLog) wrap(err error, op string) error {
 	if err == nil {
 		return nil
@@ -149,6 +150,10 @@ func (l *redisLog) wrap(err error, op string) error {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("redis %s: %w", op, err)
+	case isOOM(err):
+		return fmt.Errorf("redis %s: the Redis at %s is full: its used memory is over its maxmemory, and it refuses writes (%w); "+
+			"raise maxmemory (CONFIG SET maxmemory, or in redis.conf), free memory (compact checkpoint prune --max-age DUR deletes whole sessions older than DUR; or delete other keys), or use another Redis",
+			op, l.addr(), err)
 	case errors.As(err, &rerr):
 		return fmt.Errorf("redis %s: %w", op, err)
 	default:
@@ -164,19 +169,26 @@ func (l *redisLog) addr() string {
 }
 
 // ReadLog implements checkpoint.LogBackend: the generation and the frames
-// after from, read in one transaction.
+// after from, read in one pipeline that reads the generation again after
+// the frames: a log rewritten meanwhile (a new generation) is read again.
+// No MULTI: a Redis that is full refuses every command queued in one, and
+// a full store must still be read.
 func (l *redisLog) ReadLog(ctx context.Context, session string, from checkpoint.LogPos) ([][]byte, checkpoint.LogPos, error) {
 	genKey, logKey := l.key(session, "gen"), l.key(session, "log")
-	for start := from.N; ; start = 0 {
-		var gen *redis.StringCmd
+	for start, try := from.N, 0; ; start, try = 0, try+1 {
+		var gen, genAfter *redis.StringCmd
 		var rng *redis.StringSliceCmd
-		_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			gen = p.Get(ctx, genKey)
 			rng = p.LRange(ctx, logKey, start, -1)
+			genAfter = p.Get(ctx, genKey)
 			return nil
 		})
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, from, l.wrap(err, "read "+session)
+		}
+		if gen.Val() != genAfter.Val() && try < 10 {
+			continue // rewritten while read
 		}
 		g, gerr := gen.Result()
 		if errors.Is(gerr, redis.Nil) {
@@ -269,6 +281,13 @@ func queuedCause(cmds []redis.Cmder, err error) error {
 	return err
 }
 
+// isOOM reports whether err is a full Redis refusing a write ("OOM command
+// not allowed when used memory > 'maxmemory'"), itself or as the cause of
+// a discarded transaction (queuedCause).
+func isOOM(err error) bool {
+	return strings.Contains(err.Error(), "OOM command not allowed")
+}
+
 func anys(frames [][]byte) []any {
 	out := make([]any, len(frames))
 	for i, f := range frames {
@@ -301,12 +320,12 @@ func (l *redisLog) AppendLog(ctx context.Context, session string, at checkpoint.
 func (l *redisLog) SetAsideLog(ctx context.Context, session string) (string, error) {
 	logKey := l.key(session, "log")
 	aside := l.key(session, "log-damaged-"+time.Now().UTC().Format("20060102T150405.000000000Z"))
-	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Rename(ctx, logKey, aside)
 		p.Del(ctx, l.key(session, "gen"))
 		return nil
 	})
-	if err != nil {
+	if err = queuedCause(cmds, err); err != nil {
 		return "", l.wrap(err, "set aside "+session)
 	}
 	return aside, nil

@@ -125,6 +125,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"RedactingMode", testRedacting},
 		{"Resume", testResume},
 		{"Verify", testVerify},
+		{"ElementDamage", testElementDamage},
 		{"ApproveOnce", testApproveOnce},
 		{"UsedTokenStaysUsed", testUsedTokenStaysUsed},
 		{"State", testState},
@@ -1002,5 +1003,98 @@ func testSaveCompaction(t *testing.T, b Backend) {
 	c, err := checkpoint.SaveCompaction(ctx, s, "compacted", other.ID, tr, rec)
 	if err != nil || c.Step("written-meanwhile") == nil || len(c.Compactions) != 2 {
 		t.Fatalf("over the latest: %v %+v", err, c)
+	}
+}
+
+// compactingSession saves the checkpoints of a session whose transcript
+// is compacted on the way, so that old messages are held only by old
+// checkpoints: [m0 m1], [m0 m1 m2 m3], [h m3 m4], [h m3 m4 m5]. It
+// returns their IDs.
+func compactingSession(t *testing.T, s checkpoint.Store, session string) []string {
+	t.Helper()
+	m := func(i int) compact.Message {
+		return compact.UserMessage(fmt.Sprintf("message %d of a session whose middle is compacted", i))
+	}
+	h := compact.AssistantMessage("handoff: messages 0 to 2 summarized")
+	lists := [][]compact.Message{{m(0), m(1)}, {m(0), m(1), m(2), m(3)}, {h, m(3), m(4)}, {h, m(3), m(4), m(5)}}
+	var ids []string
+	parent := ""
+	for _, msgs := range lists {
+		c := &checkpoint.Checkpoint{Session: session, Task: "a task", Status: checkpoint.StatusRunning,
+			Transcript: &compact.Transcript{Messages: msgs}}
+		save(t, s, c, parent)
+		parent = c.ID
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// testElementDamage (QA-31): a damaged element costs the checkpoints that
+// hold it, no others: they load, Verify names exactly the lost ones, and
+// Recover makes the newest checkpoint that loads the head.
+func testElementDamage(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, checkpoint.Options{})
+	ids := compactingSession(t, s, "mid")
+	// m2, written by the 2nd save, is held by the 2nd checkpoint only.
+	if err := b.CorruptContent("mid", ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, b, checkpoint.Options{})
+	for i, id := range ids {
+		_, err := s.Load(ctx, "mid", id)
+		if (err != nil) != (i == 1) {
+			t.Errorf("damaged m2: load of checkpoint %d: %v; want only the 2nd lost", i+1, err)
+		}
+		if i == 1 && (!errors.Is(err, checkpoint.ErrCorrupt) || !strings.Contains(err.Error(), "damaged")) {
+			t.Errorf("damaged m2: the lost checkpoint's error does not say its element is damaged: %v", err)
+		}
+	}
+	if c, err := s.Latest(ctx, "mid"); err != nil || c.ID != ids[3] {
+		t.Errorf("damaged m2: Latest: %v, %v; want the 4th", c, err)
+	}
+	_, problems, err := checkpoint.Verify(ctx, s, "mid")
+	if err != nil || len(problems) != 1 || problems[0].ID != ids[1] {
+		t.Errorf("damaged m2: Verify: %+v, %v; want one problem, the 2nd checkpoint", problems, err)
+	}
+	if c, err := checkpoint.Recover(ctx, s, "mid"); err != nil || c.ID != ids[3] {
+		t.Errorf("damaged m2: Recover: %v, %v; want the 4th, the head", c, err)
+	}
+	if _, problems, err := checkpoint.Verify(ctx, s, "mid"); err != nil || len(problems) != 0 {
+		t.Errorf("damaged m2: Verify after Recover: %+v, %v", problems, err)
+	}
+	if h, err := s.History(ctx, "mid"); err != nil || len(h) != 2 || h[1].ID != ids[2] {
+		t.Errorf("damaged m2: History after Recover: %+v, %v; want the 4th and the 3rd", h, err)
+	}
+
+	// m5, written by the 4th save, is held by the head only: the head is
+	// lost, the 3rd checkpoint becomes the head, and the session goes on.
+	ids = compactingSession(t, s, "head")
+	if err := b.CorruptContent("head", ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, b, checkpoint.Options{})
+	_, err = s.Latest(ctx, "head")
+	wantErr(t, err, checkpoint.ErrCorrupt, "damaged m5: Latest")
+	for i, id := range ids[:3] {
+		if _, err := s.Load(ctx, "head", id); err != nil {
+			t.Errorf("damaged m5: checkpoint %d: %v", i+1, err)
+		}
+	}
+	_, problems, err = checkpoint.Verify(ctx, s, "head")
+	if err != nil || len(problems) != 1 || problems[0].ID != ids[3] {
+		t.Errorf("damaged m5: Verify: %+v, %v; want one problem, the 4th checkpoint", problems, err)
+	}
+	c, err := checkpoint.Recover(ctx, s, "head")
+	if err != nil || c.ID != ids[2] {
+		t.Fatalf("damaged m5: Recover: %v, %v; want the 3rd", c, err)
+	}
+	if h, err := s.History(ctx, "head"); err != nil || len(h) != 3 {
+		t.Errorf("damaged m5: History after Recover: %d checkpoints, %v; want 3", len(h), err)
+	}
+	c.Transcript.Messages = append(c.Transcript.Messages, compact.UserMessage("go on"))
+	save(t, s, c, ids[2])
+	if _, problems, err := checkpoint.Verify(ctx, s, "head"); err != nil || len(problems) != 0 {
+		t.Errorf("damaged m5: Verify after Recover and a save: %+v, %v", problems, err)
 	}
 }

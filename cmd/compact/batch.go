@@ -559,7 +559,9 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Status, r.SkippedReason = statusSkipped, "empty file"
 		return r
 	}
-	t, _, err := readInput(b.e, bytes.NewReader(data), f.path, "", b.o.read)
+	// The messages keep where their records lie in data, not copies of
+	// them: only the kept ones are loaded back, for writing.
+	t, _, err := readInputAt(b.e, bytes.NewReader(data), f.path, "", b.o.read, bytes.NewReader(data))
 	if errors.Is(err, format.ErrUnknownFormat) {
 		r.Status, r.SkippedReason = statusSkipped, "not a transcript: no known format recognises it"
 		return r
@@ -577,6 +579,9 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("OpenHands evaluation output with %d instances: only the first is compacted, the others are copied as they are (as compact FILE does)", n))
 	}
 	res, err := b.comp.Compact(ctx, t)
+	if err == nil {
+		err = format.LoadSources(bytes.NewReader(data), f.path, &res.Transcript)
+	}
 	if err == nil && b.o.redactKept {
 		res.Transcript = redactKept(b.comp.Config().Redactor, res.Transcript)
 		res.Record.TokensAfter, _, _ = b.comp.NeedsCompaction(res.Transcript)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
 )
 
@@ -51,11 +52,18 @@ func check(e *env, pos []string, as format.Name, asJSON bool) error {
 		return err
 	}
 	defer in.Close()
-	data, err := io.ReadAll(in)
-	if err != nil {
-		return badInput(fmt.Errorf("%s: %w", in.name, err))
+	var t compact.Transcript
+	var problems []format.Problem
+	if f := in.file(); f != nil {
+		// A file is read twice rather than held whole.
+		t, problems, err = format.CheckFile(f, in.size(), in.name, as)
+	} else {
+		var data []byte
+		if data, err = io.ReadAll(in); err != nil {
+			return badInput(fmt.Errorf("%s: %w", in.name, err))
+		}
+		t, problems, err = format.Check(data, in.name, as)
 	}
-	t, problems, err := format.Check(data, in.name, as)
 	if err != nil {
 		return badInput(err)
 	}

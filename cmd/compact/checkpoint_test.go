@@ -238,10 +238,10 @@ func TestCheckpointDamagedLogSurfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data[5] ^= 0x40 // the first batch's length
+	data[len(data)-40] ^= 0x40 // in the head's record, the log's last frame
 	os.WriteFile(logPath, data, 0o600)
 	out, errOut, code := cpRun(t, vars, "checkpoint", "list")
-	if code != 1 || !regexpLine(out, `^docs\s+DAMAGED\s+0\s.*log damaged at byte 0`) || !strings.Contains(out, "build-fix") ||
+	if code != 1 || !regexpLine(out, `^docs\s+DAMAGED\s+\d+\s.*log damaged at byte \d+`) || !strings.Contains(out, "build-fix") ||
 		!strings.Contains(errOut, "1 damaged session(s): docs") {
 		t.Fatalf("list: %d\n%s%s", code, out, errOut)
 	}
@@ -251,14 +251,14 @@ func TestCheckpointDamagedLogSurfaces(t *testing.T) {
 		t.Fatalf("list --json: %d %s", code, out)
 	}
 	out, _, code = cpRun(t, vars, "checkpoint", "verify", "docs")
-	if code != 1 || !strings.Contains(out, "log damaged at byte 0: batch header does not check") {
+	if code != 1 || !regexpLine(out, `log damaged at byte \d+: frame checksum does not match`) {
 		t.Fatalf("verify: %d %q", code, out)
 	}
 	in := filepath.Join(t.TempDir(), "chat.json")
 	os.WriteFile(in, []byte(chat(40)), 0o600)
 	_, _, errOut = runCmd(t, "", vars, "--force", "--summarizer", "fallback", "--checkpoint", dir, "--session", "docs",
 		"-o", filepath.Join(t.TempDir(), "out.json"), in)
-	if !strings.Contains(errOut, "log damaged at byte 0") {
+	if !regexpLine(errOut, "log damaged at byte \\d+") {
 		t.Errorf("compact --checkpoint over the damaged session: %q", errOut)
 	}
 	if after, _ := os.ReadFile(logPath); !bytes.Equal(after, data) {

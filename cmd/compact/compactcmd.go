@@ -96,7 +96,13 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if n := in.size(); n > 0 && e.budget != nil {
 		e.budget(n)
 	}
-	t, _, err := readInput(e, in, in.name, "", o.read)
+	// From a file, the messages keep where their records lie, not their
+	// bytes: only the kept ones are read back, for writing.
+	var at io.ReaderAt
+	if f := in.file(); f != nil {
+		at = f
+	}
+	t, _, err := readInputAt(e, in, in.name, "", o.read, at)
 	if err != nil {
 		return badInput(err)
 	}
@@ -115,6 +121,11 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	res, cerr := c.Compact(ctx, t)
 	progress.clear()
+	if cerr == nil && at != nil {
+		if err := format.LoadSources(at, in.name, &res.Transcript); err != nil {
+			return badInput(err)
+		}
+	}
 	if cerr == nil && o.redactKept {
 		res.Transcript = redactKept(cfg.Redactor, res.Transcript)
 		res.Record.TokensAfter, _, _ = c.NeedsCompaction(res.Transcript)

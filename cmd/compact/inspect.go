@@ -96,8 +96,14 @@ func runInspect(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
+	// From a file, the messages keep where their records lie, not their
+	// bytes: inspect reads none of them.
+	var at io.ReaderAt
+	if f := in.file(); f != nil {
+		at = f
+	}
 	counted := &countingReader{r: in}
-	t, warnings, err := readInput(e, counted, in.name, format.Name(*as), rf)
+	t, warnings, err := readInputAt(e, counted, in.name, format.Name(*as), rf, at)
 	if err != nil {
 		return badInput(err)
 	}

@@ -29,6 +29,22 @@ func (in *input) Close() error {
 	return in.closer.Close()
 }
 
+// file returns the input as a regular file read from its start, or nil
+// (stdin, a pipe, a device): what source records can be read back from.
+func (in *input) file() *os.File {
+	f, ok := in.closer.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	if off, err := f.Seek(0, io.SeekCurrent); err != nil || off != 0 {
+		return nil
+	}
+	return f
+}
+
 // size returns the size of a regular file, 0 for anything else.
 func (in *input) size() int64 {
 	f, ok := in.Reader.(*os.File)

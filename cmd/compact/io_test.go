@@ -4,41 +4,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
 func writeString(s string) func(io.Writer) error {
 	return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
-}
-
-// An output that is a named pipe (or /dev/null, /dev/stdout) is written
-// to, never replaced by a renamed file.
-func TestWriteFileAtomicToFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	got := make(chan string)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		defer f.Close()
-		b, _ := io.ReadAll(f)
-		got <- string(b)
-	}()
-	if err := writeFileAtomic(fifo, writeString("through the pipe")); err != nil {
-		t.Fatal(err)
-	}
-	if s := <-got; s != "through the pipe" {
-		t.Fatalf("reader got %q", s)
-	}
-	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
-		t.Fatalf("the FIFO was replaced: %v %v", st.Mode(), err)
-	}
 }
 
 // A symlinked output keeps its link: the file it names is replaced.

@@ -29,11 +29,20 @@ func addReadFlags(fs *flag.FlagSet) *readFlags {
 // warning on stderr ("compact: warning: FILE:LINE: ...") and returning
 // them too.
 func readInput(e *env, r io.Reader, name string, as format.Name, rf *readFlags) (compact.Transcript, []format.Warning, error) {
+	return readInputAt(e, r, name, as, rf, nil)
+}
+
+// readInputAt is readInput that keeps the messages' source records as
+// spans of at (the input file, read from its start) instead of bytes,
+// where at is not nil: format.LoadSources must load them before writing.
+func readInputAt(e *env, r io.Reader, name string, as format.Name, rf *readFlags, at io.ReaderAt) (compact.Transcript, []format.Warning, error) {
 	var warnings []format.Warning
 	if in, ok := r.(*input); ok {
 		r = in.Reader // a file: the reader sizes its buffer by it
 	}
-	t, err := format.ReadWith(r, name, as, readOptions(e, rf, &warnings))
+	o := readOptions(e, rf, &warnings)
+	o.Source = at
+	t, err := format.ReadWith(r, name, as, o)
 	return t, warnings, err
 }
 
