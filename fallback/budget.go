@@ -128,9 +128,19 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 		costed[s], need[s] = costEntries(d.secs[s], s, lim, capTokens)
 	}
 	alloc := share(need, max(room, 0))
-	used := 0
 	for s := sec(0); s < nSecs; s++ {
 		b.secs[s] = pick(costed[s], alloc[s], len(d.secs[s])+d.unlisted[s])
+	}
+	// An error a kept action's outcome already states is not listed
+	// again: its share goes to the next errors, what is left to the
+	// sections below.
+	if stated := statedErrors(d.secs[secErrors], b.secs[secActions].kept); len(stated) > 0 {
+		d.secs[secErrors] = slices.DeleteFunc(d.secs[secErrors], func(e entry) bool { return stated[e.call] })
+		costed[secErrors] = slices.DeleteFunc(costed[secErrors], func(e entry) bool { return stated[e.call] })
+		b.secs[secErrors] = pick(costed[secErrors], alloc[secErrors], len(d.secs[secErrors])+d.unlisted[secErrors])
+	}
+	used := 0
+	for s := sec(0); s < nSecs; s++ {
 		used += sum(b.secs[s].kept)
 	}
 	// Hand out what the shares left unused, most important sections first.
@@ -162,6 +172,29 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 	}
 	b.dedupeIndex(costed[secContext], len(d.secs[secContext])+d.unlisted[secContext], lim.max*weakShare/100)
 	return b, nil
+}
+
+// statedErrors returns the calls whose error entries repeat what a kept
+// action of the same call says in its outcome: every line that says what
+// went wrong is already there.
+func statedErrors(errs, actions []entry) map[*call]bool {
+	shown := map[*call]string{}
+	for _, a := range actions {
+		if a.call != nil {
+			shown[a.call] = a.text
+		}
+	}
+	stated := map[*call]bool{}
+	for _, e := range errs {
+		text, ok := shown[e.call]
+		if e.call == nil || !ok || len(e.states) == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(e.states, func(l string) bool { return !strings.Contains(text, l) }) {
+			stated[e.call] = true
+		}
+	}
+	return stated
 }
 
 // weakShare is the share of the budget, in percent, that weak index

@@ -171,7 +171,7 @@ func TestActionsOutcomes(t *testing.T) {
 	assert.Equal(t, "Edit /repo/x.go → ok\n+ bar()\n+ baz(1)", h.CompletedActions[2], "an edit lists the lines it added")
 	assert.Equal(t, "WebFetch https://pkg.go.dev/errors → page title: errors package - errors - Go Packages", h.CompletedActions[3])
 	assert.NotContains(t, joined(h.ErrorsAndFixes), "needle")
-	assert.Contains(t, joined(h.ErrorsAndFixes), "undefined: foo")
+	assert.NotContains(t, joined(h.ErrorsAndFixes), "undefined: foo", "the action's outcome states it")
 	assert.Contains(t, joined(h.CriticalContext), "Working directory: /repo")
 }
 
@@ -223,7 +223,7 @@ func TestWindowStartsAndEndsMidExchange(t *testing.T) {
 	acts := joined(h.CompletedActions)
 	assert.Contains(t, acts, "(call made before this part) → FAIL: TestParse (0.01s)")
 	assert.Contains(t, acts, "Bash go test ./... → no result in this part")
-	assert.Contains(t, joined(h.ErrorsAndFixes), "FAIL: TestParse")
+	assert.NotContains(t, joined(h.ErrorsAndFixes), "FAIL: TestParse", "the action's outcome states it")
 	assert.Empty(t, h.TaskSnapshot, "no ask in the window")
 }
 
@@ -244,14 +244,20 @@ func TestWindowWithoutUserMessage(t *testing.T) {
 }
 
 func TestErrorsAndFixes(t *testing.T) {
+	// Each error is seen twice: the count is what Errors adds to the
+	// actions' outcomes (see TestErrorStatedByItsActionIsNotRepeated).
 	window := []compact.Message{
 		user("make the tests pass"),
 		assistant("", toolCall("1", "bash", args{"command": "cd /w && go test ./pkg/..."})),
 		toolMessage("1", "--- FAIL: TestX\npanic: runtime error: index out of range [3] with length 3\nexit status 2"),
+		assistant("", toolCall("1b", "bash", args{"command": "cd /w && go test ./pkg/..."})),
+		toolMessage("1b", "--- FAIL: TestX\npanic: runtime error: index out of range [3] with length 3\nexit status 2"),
 		assistant("", toolCall("2", "bash", args{"command": "cd /w && go test ./pkg/..."})),
 		toolMessage("2", "ok  \texample.com/pkg\t0.01s\nexit status 0"),
 		assistant("", toolCall("3", "bash", args{"command": "make lint"})),
 		toolMessage("3", "make: *** [Makefile:12: lint] Error 1\nexit status 2"),
+		assistant("", toolCall("3b", "bash", args{"command": "make lint"})),
+		toolMessage("3b", "make: *** [Makefile:12: lint] Error 1\nexit status 2"),
 	}
 	h := build(t, window)
 	require.Len(t, h.ErrorsAndFixes, 2)
@@ -361,7 +367,7 @@ func TestHugeToolOutput(t *testing.T) {
 		toolMessage("1", b.String()),
 	}
 	h := build(t, window)
-	assert.Contains(t, joined(h.ErrorsAndFixes), "error[E0308]: mismatched types in src/lib.rs:88", "the error at the end of the output")
+	assert.Contains(t, joined(h.CompletedActions), "error[E0308]: mismatched types in src/lib.rs:88", "the error at the end of the output")
 	assert.Contains(t, joined(h.RelevantFiles), "src/lib.rs:88")
 	c, err := tokens.ForModel("gpt-4o")
 	require.NoError(t, err)
@@ -461,4 +467,22 @@ func TestErrorsAreWrapped(t *testing.T) {
 	var target error = fallback.ErrBudget
 	assert.True(t, errors.Is(err, target))
 	assert.Contains(t, err.Error(), "MaxTokens 1")
+}
+
+// TestErrorStatedByItsActionIsNotRepeated: an error seen once, whose
+// action's outcome line already says what went wrong, is not listed again
+// under Errors; one whose lines the outcome does not all show is.
+func TestErrorStatedByItsActionIsNotRepeated(t *testing.T) {
+	window := []compact.Message{
+		user("get the importer running"),
+		assistant("", toolCall("1", "bash", args{"command": "python import_feed.py"})),
+		toolMessage("1", "Traceback (most recent call last):\n  File \"import_feed.py\", line 9, in <module>\nKeyError: 'price'\nexit code 1"),
+		assistant("", toolCall("2", "bash", args{"command": "make feed"})),
+		toolMessage("2", "error: feed.yaml: missing key 'source'\nerror: feed.yaml: missing key 'schedule'\nexit code 2"),
+	}
+	h := build(t, window)
+	acts, errs := joined(h.CompletedActions), joined(h.ErrorsAndFixes)
+	assert.Contains(t, acts, "bash python import_feed.py → exit 1: KeyError: 'price'")
+	assert.NotContains(t, errs, "KeyError", "the action's outcome says it")
+	assert.Contains(t, errs, "missing key 'schedule'", "a second error line the outcome does not show is listed")
 }

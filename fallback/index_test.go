@@ -159,3 +159,23 @@ func TestAcknowledgementsAreNoNews(t *testing.T) {
 	assert.NotContains(t, acts, "Keep using", acts)
 	assert.Contains(t, acts, "→ ok")
 }
+
+// TestSentenceJoinIsNoName: text that lost its line breaks runs sentences
+// together ("the call.We"); such a join is no name, while a member or type
+// after a dot (obj.Method, http.Client) is one.
+func TestSentenceJoinIsNoName(t *testing.T) {
+	out := "Checked the retry call.We then looked at the queue page.Upon review the limiter uses http.Client and calls pool.Drain on exit"
+	window := []compact.Message{
+		user("find why the worker stalls"),
+		assistant("", toolCall("1", "bash", args{"command": "cat notes.txt"})),
+		results(result("1", out, false)),
+		assistant("", toolCall("2", "bash", args{"command": "cat notes2.txt"})),
+		results(result("2", out, false)),
+	}
+	h := build(t, window)
+	ctx := joined(h.CriticalContext)
+	assert.Contains(t, ctx, "http.Client", ctx)
+	assert.Contains(t, ctx, "pool.Drain")
+	assert.NotContains(t, ctx, "call.We")
+	assert.NotContains(t, ctx, "page.Upon")
+}

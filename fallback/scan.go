@@ -198,10 +198,55 @@ func classify(t string, fn func(ref)) {
 		fn(ref{kind: refSHA, text: t})
 		return
 	}
-	if isIdentifier(t) {
+	if isIdentifier(t) && (called || !sentenceJoin(t)) {
 		fn(ref{kind: refIdent, text: t, called: called})
 	}
 }
+
+// sentenceJoin reports a dotted token that is two sentences run together
+// where a line break was lost ("the call.We then", "page.Upon review"):
+// a plain lower-case word that ends one sentence, and a capitalised word
+// that can only open the next, a pronoun, article, conjunction,
+// preposition or linking adverb. A name's part after a dot is a member
+// or type (obj.Method, http.Client, models.Model), never one of those.
+func sentenceJoin(t string) bool {
+	left, right, ok := strings.Cut(t, ".")
+	if !ok || len(left) < 2 || len(right) < 1 || !(right[0] >= 'A' && right[0] <= 'Z') {
+		return false
+	}
+	for i := 0; i < len(left); i++ {
+		if left[i] < 'a' || left[i] > 'z' {
+			return false
+		}
+	}
+	for i := 1; i < len(right); i++ {
+		if right[i] < 'a' || right[i] > 'z' {
+			return false
+		}
+	}
+	return sentenceOpeners[strings.ToLower(right)]
+}
+
+// sentenceOpeners are the closed-class English words that open sentences:
+// no code names a member or type by one of them.
+var sentenceOpeners = func() map[string]bool {
+	m := map[string]bool{}
+	// Words that name real members (errors.Is, errors.As, sync.Once,
+	// time.Now, rows.Next, wg.Wait, client.Do, db.Where, maps.All,
+	// template.Must, header.Has, emitter.On, mat.At) are left out.
+	for _, w := range strings.Fields(`i we you he she it they me us them my our your its their this that these those
+		the a an another every some no one both either neither
+		and but or so yet nor then first second third finally also still however therefore thus hence
+		instead otherwise meanwhile moreover furthermore besides actually anyway perhaps maybe
+		let lets if when while because although though unless before
+		to for from without upon into onto about above below between during through within
+		there here what which who whom whose why how
+		are was were be been does did have had could will would should shall may might
+		not yes ok okay please good great perfect looks seems hmm`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // number reports a version (1.2.3, v1.2.3, 10.0.0.1) or a number of four
 // or more digits in t, a token with no letter but a leading v.

@@ -115,6 +115,12 @@ type entry struct {
 	// weak marks an index entry only one tool output showed, that nobody
 	// used: it gets only a bounded share of the room.
 	weak bool
+	// call is the call an action or an error entry reports.
+	call *call
+	// states, on an error entry, are the error lines that say what went
+	// wrong: where a kept action of the same call already shows them all
+	// in its outcome, the entry repeats it and is left out.
+	states []string
 }
 
 // draft is a handoff before bounding: the task snapshot and goal, and the
@@ -293,7 +299,7 @@ func (w *window) buildActions(d *draft) {
 				}
 			}
 		}
-		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: windowRank(0, i), order: windowPos(i)})
+		d.secs[secActions] = append(d.secs[secActions], entry{text: text, rank: windowRank(0, i), order: windowPos(i), call: ev.call})
 	}
 	d.secs[secActions] = mergeRepeats(d.secs[secActions])
 }
@@ -805,7 +811,15 @@ func (w *window) buildErrors(d *draft) {
 			b.WriteString(unresolvedNote)
 			weight++
 		}
-		d.secs[secErrors] = append(d.secs[secErrors], entry{text: b.String(), rank: windowRank(weight, at), order: windowPos(at)})
+		// A count of repeats is news no single action line tells.
+		var stated []string
+		if it.times == 1 {
+			stated = worstLines(it.lines)
+		}
+		d.secs[secErrors] = append(d.secs[secErrors], entry{
+			text: b.String(), rank: windowRank(weight, at), order: windowPos(at),
+			call: it.c, states: stated,
+		})
 	}
 }
 
@@ -849,6 +863,19 @@ func bestError(lines []errLine) string {
 		}
 	}
 	return best.text
+}
+
+// worstLines returns the lines that score highest, clipped as an
+// outcome clips them.
+func worstLines(lines []errLine) []string {
+	m := maxErrorScore(lines)
+	var out []string
+	for _, l := range lines {
+		if l.score == m {
+			out = append(out, clip(l.text, maxOutcomeChars))
+		}
+	}
+	return out
 }
 
 func maxErrorScore(lines []errLine) int {
