@@ -31,6 +31,15 @@ func digest(m *compact.Message) string {
 	for _, r := range m.Source.Records {
 		str(string(r))
 	}
+	// A message read from a file may hold where its records lie instead
+	// of their bytes: the spans (with their checksums) are its source.
+	for _, sp := range m.Source.Spans {
+		var b [20]byte
+		binary.LittleEndian.PutUint64(b[0:], uint64(sp.Offset))
+		binary.LittleEndian.PutUint64(b[8:], uint64(sp.Len))
+		binary.LittleEndian.PutUint32(b[16:], sp.Sum)
+		h.Write(b[:])
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
