@@ -298,8 +298,7 @@ func (sc *scan) release() {
 const maxRounds = 4
 
 // find returns the spans to mask in text. When it finds something it looks
-// again at the text as masked (around the masks: see rescan), until
-// nothing new turns up: masking can
+// again at the text as masked, until nothing new turns up: masking can
 // change what a detector sees (a name or a value that got shorter), and
 // Redact must be idempotent. clip, if set, restricts spans given in text's
 // offsets (to JSON string literals). The masks of the rescans are drafts:
@@ -315,7 +314,7 @@ func (r *Redactor) find(text string, clip func(spans []cand) []cand, m *masker) 
 			draft = m.draft()
 		}
 		masked, starts, ends := r.render(text, spans, draft)
-		more := r.rescan(masked, starts, ends)
+		more := r.scanOnce(masked, true)
 		if len(more) == 0 {
 			break
 		}
@@ -333,55 +332,6 @@ func (r *Redactor) find(text string, clip func(spans []cand) []cand, m *masker) 
 		slices.SortFunc(spans, func(a, b cand) int { return a.start - b.start })
 	}
 	return spans
-}
-
-// rescanWhole makes rescan read every text whole (tests compare).
-var rescanWhole = false
-
-// rescanReach is how far from a mask masking it can change what a
-// detector finds: the longest value a detector reads (maxValue).
-const rescanReach = maxValue
-
-// rescan scans a text as masked for what masking revealed, around its
-// masks only: away from every mask the text is what the first scan read,
-// and finds nothing new. Each stretch read (masks, rescanReach on each
-// side, and rescanReach more as context) keeps the spans that start and
-// end at least rescanReach inside its edges, where the context a detector
-// sees is the whole text's. A text with masks all over is read whole.
-func (r *Redactor) rescan(masked string, starts, ends []int) []cand {
-	const margin = 2 * rescanReach
-	var ws [][2]int
-	covered := 0
-	for i := range starts {
-		s, e := max(0, starts[i]-margin), min(len(masked), ends[i]+margin)
-		if n := len(ws); n > 0 && s <= ws[n-1][1] {
-			covered += e - ws[n-1][1]
-			ws[n-1][1] = e
-			continue
-		}
-		ws = append(ws, [2]int{s, e})
-		covered += e - s
-	}
-	if covered >= len(masked)/2 || rescanWhole {
-		return r.scanOnce(masked, true)
-	}
-	var out []cand
-	for _, w := range ws {
-		lo, hi := w[0]+rescanReach, w[1]-rescanReach
-		if w[0] == 0 {
-			lo = 0
-		}
-		if w[1] == len(masked) {
-			hi = len(masked)
-		}
-		for _, c := range r.scanOnce(masked[w[0]:w[1]], true) {
-			c.start, c.end = c.start+w[0], c.end+w[0]
-			if c.start >= lo && c.end <= hi {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
 }
 
 // render writes text with spans masked, and where each mask starts and
