@@ -74,7 +74,10 @@ func (s *Scope) RedactTextTo(w io.Writer, r io.Reader, found func(Finding) error
 // it before RedactTextTo, so that no new secret takes the number of a mask
 // further on in the input.
 func (s *Scope) ReserveFrom(r io.Reader) error {
-	buf := make([]byte, 1<<20)
+	// 64 KiB reads: a tiny input costs no more than a tiny buffer (a MiB
+	// here was most of a small redact's start-up memory), a large one a
+	// few more reads.
+	buf := make([]byte, 64<<10)
 	keep := 0 // bytes carried over: a mask the last read cut
 	for {
 		n, err := io.ReadFull(r, buf[keep:])
