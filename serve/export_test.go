@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
 )
 
 func apiAt(path string) (*api, error) {
@@ -83,7 +84,7 @@ func UnreadCount(s *Server, path, model string, body []byte) (Unread, error) {
 		u.Triggers, u.Bounds, u.Exact = append(u.Triggers, trigger), append(u.Bounds, n), append(u.Exact, exact)
 	}
 	u.Counted = true
-	uc := unreadCount{arena: new([]byte)}
+	uc := unreadCount{view: new(format.CountView)}
 	uc.build(sh)
 	u.Msgs = uc.msgs
 	return u, nil

@@ -1,0 +1,267 @@
+package format_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/jsonscan"
+	"pgregory.net/rapid"
+)
+
+// countViewChecker holds CountView to the reader, one element at a time:
+// whenever the view builds a message of an element, the reader makes one
+// message of a request holding only that element, and the token counter
+// reads the same of both.
+type countViewChecker struct {
+	accepted, checked int
+}
+
+// errorer is what check reports to: a testing.TB or a *rapid.T.
+type errorer interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+func (c *countViewChecker) check(t errorer, name string, api format.Name, elem []byte) {
+	t.Helper()
+	if !utf8.Valid(elem) || !jsonscan.Valid(elem) {
+		return // the caller's precondition
+	}
+	c.checked++
+	cv := format.NewCountView()
+	defer cv.Release()
+	var m compact.Message
+	var ok bool
+	body := fmt.Appendf(nil, `{"model":"gpt-4o","messages":[%s]}`, elem)
+	if api == format.OpenAIChat {
+		m, ok = cv.ChatMessage(elem)
+	} else {
+		body = fmt.Appendf(nil, `{"model":"gpt-4.1","input":[%s]}`, elem)
+		// Classifying reads only the item's kind: it may accept an item
+		// that building declines, never the reverse.
+		turn, classified := cv.ResponsesItem(elem, nil)
+		var built bool
+		built, ok = cv.ResponsesItem(elem, &m)
+		if ok && (!classified || built != turn) {
+			t.Errorf("%s: the view classifies the item (%t, turn %t) but builds it (turn %t)", name, classified, turn, built)
+		}
+		if ok && turn != (m.Role == compact.RoleAssistant) {
+			t.Errorf("%s: a turn item (%t) made a message of role %q", name, turn, m.Role)
+		}
+	}
+	if !ok {
+		return
+	}
+	c.accepted++
+	tr, err := format.Read(bytes.NewReader(body), "request", api)
+	if err != nil {
+		t.Errorf("%s: the view built a message of an element the reader refuses: %v", name, err)
+		return
+	}
+	if len(tr.Messages) != 1 {
+		t.Errorf("%s: the view built a message, the reader %d", name, len(tr.Messages))
+		return
+	}
+	if g, w := counted(m), counted(tr.Messages[0]); g != w {
+		t.Errorf("%s:\nview   %s\nreader %s", name, g, w)
+	}
+}
+
+// counted renders what the token counter reads of m.
+func counted(m compact.Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "role=%q name=%q results=%q", m.Role, m.Name, m.ToolCallIDs)
+	for _, p := range m.Parts {
+		fmt.Fprintf(&b, " [%s %q %q", p.Type, p.Text, p.CallID)
+		if tc := p.ToolCall; tc != nil {
+			fmt.Fprintf(&b, " call %q %q %s", tc.ID, tc.Name, tc.Arguments)
+		}
+		if p.Image != nil {
+			fmt.Fprintf(&b, " image %q %q %d", p.Image.URL, p.Image.MediaType, len(p.Image.Data))
+		}
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+// TestCountViewMatchesReader: on every element of the corpus's request
+// shapes (each transcript written as Chat Completions messages, the raw
+// OpenAI Chat logs, the Responses items of Codex rollouts), CountView
+// either declines or builds what the reader's message counts.
+func TestCountViewMatchesReader(t *testing.T) {
+	if !corpus.Available() {
+		if corpus.Required() {
+			t.Fatal("corpus missing and COMPACT_REQUIRE_CORPUS=1")
+		}
+		t.Skip("corpus not found: ../shared/corpus or $COMPACT_CORPUS")
+	}
+	var c countViewChecker
+	files := corpus.AllTranscripts(t)
+	if testing.Short() {
+		files = files[:min(len(files), 20)]
+	}
+	elements := func(name string, list []byte, api format.Name) {
+		list = bytes.TrimSpace(list)
+		if len(list) > 0 && list[0] == '{' {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(list, &obj) != nil || obj["messages"] == nil {
+				return
+			}
+			list = obj["messages"]
+		}
+		elems, ok := jsonscan.Elements(list)
+		if !ok {
+			return
+		}
+		for k, e := range elems {
+			c.check(t, fmt.Sprintf("%s element %d", name, k), api, list[e.Start:e.End])
+		}
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := filepath.Base(f)
+		if tr, err := format.Read(bytes.NewReader(raw), f, ""); err == nil {
+			var w bytes.Buffer
+			if format.Write(&w, tr, format.OpenAIChat) == nil {
+				elements(base+" as Chat", w.Bytes(), format.OpenAIChat)
+			}
+		}
+		if strings.HasPrefix(base, "openai") {
+			elements(base, raw, format.OpenAIChat)
+		}
+		for line := range bytes.Lines(raw) {
+			var rec struct {
+				Type    string          `json:"type"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			if json.Unmarshal(line, &rec) == nil && rec.Type == "response_item" && len(rec.Payload) > 0 {
+				c.check(t, base+" Responses item", format.OpenAIResponses, rec.Payload)
+			}
+		}
+	}
+	t.Logf("%d corpus elements, %d built by the view", c.checked, c.accepted)
+	if c.accepted < c.checked/4 {
+		t.Errorf("the view built only %d of %d elements: it checks nothing", c.accepted, c.checked)
+	}
+}
+
+// TestCountViewMatchesReaderRandom draws elements of both APIs from the
+// shapes the view reads and from ones it must decline, with escapes,
+// nulls, empty texts and odd keys.
+func TestCountViewMatchesReaderRandom(t *testing.T) {
+	var c countViewChecker
+	text := rapid.SampledFrom([]string{`""`, `"plain words"`, `"line\nbreak \"quoted\" \u00e9\ud83d\ude00 tab\t"`, `"lone \ud83d surrogate \udc00"`, `null`, `"  "`, `"\u0085x"`, `5`})
+	args := rapid.SampledFrom([]string{`"{\"path\":\"a.go\"}"`, `" {\"x\": [1, 2]} "`, `"not json"`, `""`, `null`, `{"path":"a.go"}`, `"\u00a0{}"`})
+	str := rapid.SampledFrom([]string{`"a"`, `"b"`, `""`, `"a"`, `null`, `1`})
+	role := rapid.SampledFrom([]string{`"user"`, `"assistant"`, `"system"`, `"developer"`, `"tool"`, `"user"`, `"assistant"`, `"tool"`, `"function"`, `""`, `null`})
+	partType := rapid.SampledFrom([]string{`"text"`, `"input_text"`, `"output_text"`, `"image_url"`, `"refusal"`, `"summary_text"`, `null`})
+	content := func(rt *rapid.T, label string) string {
+		switch rapid.IntRange(0, 3).Draw(rt, label) {
+		case 0:
+			return text.Draw(rt, label+"-text")
+		case 1:
+			var parts []string
+			for range rapid.IntRange(0, 3).Draw(rt, label+"-n") {
+				p := fmt.Sprintf(`{"type":%s,"text":%s}`, partType.Draw(rt, label+"-type"), text.Draw(rt, label+"-part"))
+				if rapid.IntRange(0, 9).Draw(rt, label+"-odd") == 0 {
+					p = `{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}`
+				}
+				parts = append(parts, p)
+			}
+			return "[" + strings.Join(parts, ",") + "]"
+		case 2:
+			if rapid.IntRange(0, 9).Draw(rt, label+"-object") == 0 {
+				return `{"type":"text","text":"x"}`
+			}
+			return text.Draw(rt, label+"-text")
+		}
+		return "null"
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		api := rapid.SampledFrom([]format.Name{format.OpenAIChat, format.OpenAIResponses}).Draw(rt, "api")
+		members := map[string]string{}
+		if api == format.OpenAIChat {
+			members["role"] = role.Draw(rt, "role")
+			members["content"] = content(rt, "content")
+			for _, key := range []string{"name", "tool_call_id", "refusal", "id"} {
+				if rapid.IntRange(0, 2).Draw(rt, key) == 0 {
+					members[key] = str.Draw(rt, key+"-value")
+				}
+			}
+			for _, key := range []string{"reasoning_content", "function_call", "Role", "extra"} {
+				if rapid.IntRange(0, 29).Draw(rt, key) == 0 {
+					members[key] = str.Draw(rt, key+"-value")
+				}
+			}
+			if rapid.Bool().Draw(rt, "calls") {
+				members["tool_calls"] = fmt.Sprintf(`[{"id":"c1","type":"function","function":{"name":%s,"arguments":%s}}]`,
+					str.Draw(rt, "fn"), args.Draw(rt, "args"))
+			}
+		} else {
+			typ := rapid.SampledFrom([]string{`"message"`, `"function_call"`, `"function_call_output"`, `"reasoning"`,
+				`"message"`, `"function_call"`, `"function_call_output"`, `"custom_tool_call"`, `"custom_tool_call_output"`,
+				`"compaction"`, `"web_search_call"`, ""}).Draw(rt, "type")
+			if typ != "" {
+				members["type"] = typ
+			}
+			switch typ {
+			case `"message"`, "":
+				members["role"] = role.Draw(rt, "role")
+				members["content"] = content(rt, "content")
+			case `"function_call"`:
+				members["call_id"] = str.Draw(rt, "call_id")
+				members["name"] = str.Draw(rt, "name")
+				members["arguments"] = args.Draw(rt, "args")
+			case `"custom_tool_call"`:
+				members["call_id"] = str.Draw(rt, "call_id")
+				members["name"] = str.Draw(rt, "name")
+				members["input"] = text.Draw(rt, "input")
+			case `"function_call_output"`, `"custom_tool_call_output"`:
+				members["call_id"] = str.Draw(rt, "call_id")
+				members["output"] = content(rt, "output")
+			case `"reasoning"`:
+				members["summary"] = fmt.Sprintf(`[{"type":"summary_text","text":%s}]`, text.Draw(rt, "summary"))
+				members["encrypted_content"] = str.Draw(rt, "encrypted")
+				members["content"] = rapid.SampledFrom([]string{`null`, `[]`, `[{"type":"reasoning_text","text":"r"}]`, `"s"`}).Draw(rt, "reasoning-content")
+			}
+			for _, key := range []string{"id", "status", "Type", "extra"} {
+				if rapid.IntRange(0, 4+25*len(key)/5).Draw(rt, key) == 0 {
+					members[key] = str.Draw(rt, key+"-value")
+				}
+			}
+		}
+		keys := make([]string, 0, len(members))
+		for k := range members {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		keys = rapid.Permutation(keys).Draw(rt, "order")
+		var b strings.Builder
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q: %s", k, members[k])
+		}
+		b.WriteString("}")
+		c.check(rt, b.String(), api, []byte(b.String()))
+	})
+	t.Logf("%d random elements, %d built by the view", c.checked, c.accepted)
+	if c.accepted == 0 {
+		t.Error("the view built none of the random elements")
+	}
+}
