@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/cputime"
+
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/checkpoint/storetest"
 	bolt "go.etcd.io/bbolt"
@@ -157,7 +159,7 @@ func BenchmarkSave(b *testing.B) {
 			w0 := writtenBytes()
 			b.ResetTimer()
 			defer func() { b.ReportMetric(float64(writtenBytes()-w0)/float64(b.N), "written-B/op") }()
-			defer cpuMetric(b, processCPU())
+			defer cpuMetric(b, cputime.Process())
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				if err := s.put("bench-save", i, body); err != nil {
@@ -211,7 +213,7 @@ func BenchmarkSaveFresh(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			next := freshCheckpoint(b, "bench-fresh", i+1)
-			w0, c0 := writtenBytes(), processCPU()
+			w0, c0 := writtenBytes(), cputime.Process()
 			b.StartTimer()
 			t0 := time.Now()
 			if err := s.Save(ctx, next, c.ID); err != nil {
@@ -219,7 +221,7 @@ func BenchmarkSaveFresh(b *testing.B) {
 			}
 			times = append(times, time.Since(t0))
 			written += writtenBytes() - w0
-			cpu += processCPU() - c0
+			cpu += cputime.Process() - c0
 			c = next
 		}
 		report(b, times, size)
@@ -239,7 +241,7 @@ func BenchmarkSaveFresh(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				body, _ = json.Marshal(freshCheckpoint(b, "bench-fresh", i+1))
-				w0, c0 := writtenBytes(), processCPU()
+				w0, c0 := writtenBytes(), cputime.Process()
 				b.StartTimer()
 				t0 := time.Now()
 				if err := s.put("bench-fresh", i, body); err != nil {
@@ -247,7 +249,7 @@ func BenchmarkSaveFresh(b *testing.B) {
 				}
 				times = append(times, time.Since(t0))
 				written += writtenBytes() - w0
-				cpu += processCPU() - c0
+				cpu += cputime.Process() - c0
 			}
 			report(b, times, len(body))
 			b.ReportMetric(float64(written)/float64(b.N), "written-B/op")
@@ -268,7 +270,7 @@ func runParallel(b *testing.B, save func(w, i int) error) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), cputime.Process()
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -394,7 +396,7 @@ func BenchmarkLoad(b *testing.B) {
 // the load while disk waits do not; this one stays comparable.
 func cpuMetric(b *testing.B, start time.Duration) {
 	if start > 0 && b.N > 0 {
-		b.ReportMetric(float64((processCPU()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64((cputime.Process()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/cputime"
+
 	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/checkpoint/storetest"
 )
@@ -56,7 +58,7 @@ func benchSave(b *testing.B, s checkpoint.Store) {
 	w0 := writtenBytes()
 	b.ResetTimer()
 	defer func() { b.ReportMetric(float64(writtenBytes()-w0)/float64(b.N), "written-B/op") }()
-	defer cpuMetric(b, processCPU())
+	defer cpuMetric(b, cputime.Process())
 	for i := 0; i < b.N; i++ {
 		// Every save is a state transition, so the event log is written too.
 		if i%2 == 0 {
@@ -83,7 +85,7 @@ func benchLoad(b *testing.B, s checkpoint.Store) {
 	times := make([]time.Duration, 0, b.N)
 	b.SetBytes(int64(size))
 	b.ResetTimer()
-	defer cpuMetric(b, processCPU())
+	defer cpuMetric(b, cputime.Process())
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		got, err := s.Latest(ctx, "bench-load")

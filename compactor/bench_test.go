@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/cputime"
+
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/tokens"
 )
@@ -116,7 +118,7 @@ func BenchmarkCompact1MFallbackColdCount(b *testing.B) {
 	in := bigTranscript(b, counter, 1_000_000)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	defer func() { reportCPU(b, cpu0) }()
 	for b.Loop() {
 		counter, _ := tokens.ForModel("gpt-4o", tokens.WithCache(tokens.NewCache(1<<16)))
@@ -137,7 +139,7 @@ func benchCompact(b *testing.B, c *Compactor, in compact.Transcript) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if _, err := c.Compact(context.Background(), in); err != nil {
 			b.Fatal(err)
@@ -151,7 +153,7 @@ func benchCompact(b *testing.B, c *Compactor, in compact.Transcript) {
 // reportCPU adds the process CPU time per operation: on a machine shared
 // with other work, wall time (ns/op) overstates what a compaction costs.
 func reportCPU(b *testing.B, cpu0 time.Duration) {
-	if d := cpuTime() - cpu0; d > 0 && b.N > 0 {
+	if d := cputime.Process() - cpu0; d > 0 && b.N > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

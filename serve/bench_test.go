@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/cputime"
+
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/serve"
@@ -199,7 +201,7 @@ func BenchmarkUnderThreshold100KB(b *testing.B) {
 				lat := make(latencies, 0, b.N)
 				b.SetBytes(int64(len(bodies[0])))
 				b.ResetTimer()
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for i := 0; i < b.N; i++ {
 					lat = append(lat, benchPost(b, client, srv.URL+apiPaths[api], bodies[i%len(bodies)]))
 				}
@@ -208,7 +210,7 @@ func BenchmarkUnderThreshold100KB(b *testing.B) {
 				// CPU per request (client, proxy and upstream in this
 				// process): the difference to the anchor's is the proxy's
 				// added work, whatever else runs on the machine.
-				b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}
@@ -364,7 +366,7 @@ func benchForward1M(b *testing.B, srv *httptest.Server, compacted func() bool) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", bytes.NewReader(body))
 		req.Header.Set(serve.SessionHeader, fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano()))
 		runtime.GC()
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		b.StartTimer()
 		resp, err := client.Do(req)
 		if err != nil {
@@ -373,7 +375,7 @@ func benchForward1M(b *testing.B, srv *httptest.Server, compacted func() bool) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 		if !compacted() {
 			b.Fatal("the 1M-token request was not compacted")
 		}

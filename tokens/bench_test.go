@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/compactkit/compact/internal/cputime"
+
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
@@ -96,11 +98,11 @@ func measureThroughput(b *testing.B, n int, count func()) {
 	defer runtime.UnlockOSThread()
 	b.SetBytes(int64(n))
 	b.ResetTimer()
-	start := threadCPU()
+	start := cputime.Thread()
 	for b.Loop() {
 		count()
 	}
-	if cpu := threadCPU() - start; cpu > 0 {
+	if cpu := cputime.Thread() - start; cpu > 0 {
 		b.ReportMetric(float64(n)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }
@@ -118,11 +120,11 @@ func measureInit(b *testing.B, build func() any) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.ResetTimer()
-	start := threadCPU()
+	start := cputime.Thread()
 	for b.Loop() {
 		kept = build()
 	}
-	cpu := threadCPU() - start
+	cpu := cputime.Thread() - start
 	b.StopTimer()
 	runtime.KeepAlive(kept)
 	b.ReportMetric(heap/(1<<20), "heap-MB")

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package redact
-
-import "time"
-
-// cpuTime is 0 where getrusage is not: benchmarks then report wall time only.
-func cpuTime() time.Duration { return 0 }

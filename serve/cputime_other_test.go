@@ -1,7 +1,0 @@
-//go:build !unix
-
-package serve_test
-
-import "time"
-
-func cpuTime() time.Duration { return 0 }
