@@ -265,3 +265,34 @@ func TestCountViewMatchesReaderRandom(t *testing.T) {
 		t.Error("the view built none of the random elements")
 	}
 }
+
+// FuzzCountView: on any bytes, CountView never panics, and whatever element
+// it builds a message of, the reader reads as one message that counts the
+// same (countViewChecker). The seeds are one element of each shape the
+// view builds or declines.
+func FuzzCountView(f *testing.F) {
+	for _, s := range []string{
+		`{"role":"user","content":"hi"}`,
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a.go\"}"}}]}`,
+		`{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"ok"}]}`,
+		`{"role":"assistant","refusal":"no","reasoning_content":"think"}`,
+		`{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png"}}]}`,
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}`,
+		`{"type":"function_call","call_id":"c1","name":"shell","arguments":"{\"cmd\":\"ls\"}"}`,
+		`{"type":"function_call_output","call_id":"c1","output":"a.go\n"}`,
+		`{"type":"reasoning","summary":[{"type":"summary_text","text":"plan"}]}`,
+		`{"type":"custom_tool_call","call_id":"c2","name":"apply_patch","input":"*** Begin Patch"}`,
+		`{"role":"user","content":"lone \ud83d surrogate","role":"user"}`,
+	} {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, elem []byte, chat bool) {
+		var c countViewChecker
+		api := format.OpenAIResponses
+		if chat {
+			api = format.OpenAIChat
+		}
+		c.check(t, "fuzz", api, elem)
+	})
+}
