@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/elemgen"
 	"github.com/compactkit/compact/serve"
 	"github.com/compactkit/compact/serve/servetest"
 	"pgregory.net/rapid"
@@ -208,104 +208,11 @@ func TestCountUnreadMatchesReader(t *testing.T) {
 // nulls, empty texts and odd keys.
 func TestCountUnreadMatchesReaderRandom(t *testing.T) {
 	c := newUnreadChecker(t)
-	text := rapid.SampledFrom([]string{`""`, `"plain words"`, `"line\nbreak \"quoted\" \u00e9\ud83d\ude00 tab\t"`, `"lone \ud83d surrogate \udc00"`, `null`, `"  "`, `"\u0085x"`, `5`})
-	args := rapid.SampledFrom([]string{`"{\"path\":\"a.go\"}"`, `" {\"x\": [1, 2]} "`, `"not json"`, `""`, `null`, `{"path":"a.go"}`, `"\u00a0{}"`})
-	str := rapid.SampledFrom([]string{`"a"`, `"b"`, `""`, `"a"`, `null`, `1`})
-	role := rapid.SampledFrom([]string{`"user"`, `"assistant"`, `"system"`, `"developer"`, `"tool"`, `"user"`, `"assistant"`, `"tool"`, `"function"`, `""`, `null`})
-	partType := rapid.SampledFrom([]string{`"text"`, `"input_text"`, `"output_text"`, `"image_url"`, `"refusal"`, `"summary_text"`, `null`})
-	content := func(rt *rapid.T, label string) string {
-		switch rapid.IntRange(0, 3).Draw(rt, label) {
-		case 0:
-			return text.Draw(rt, label+"-text")
-		case 1:
-			var parts []string
-			for range rapid.IntRange(0, 3).Draw(rt, label+"-n") {
-				p := fmt.Sprintf(`{"type":%s,"text":%s}`, partType.Draw(rt, label+"-type"), text.Draw(rt, label+"-part"))
-				if rapid.IntRange(0, 9).Draw(rt, label+"-odd") == 0 {
-					p = `{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}`
-				}
-				parts = append(parts, p)
-			}
-			return "[" + strings.Join(parts, ",") + "]"
-		case 2:
-			if rapid.IntRange(0, 9).Draw(rt, label+"-object") == 0 {
-				return `{"type":"text","text":"x"}`
-			}
-			return text.Draw(rt, label+"-text")
-		}
-		return "null"
-	}
 	rapid.Check(t, func(rt *rapid.T) {
 		api := rapid.SampledFrom([]servetest.API{servetest.Chat, servetest.Responses}).Draw(rt, "api")
 		var elems []string
 		for k := range rapid.IntRange(1, 5).Draw(rt, "elems") {
-			members := map[string]string{}
-			if api == servetest.Chat {
-				members["role"] = role.Draw(rt, "role")
-				members["content"] = content(rt, "content")
-				for _, key := range []string{"name", "tool_call_id", "refusal", "id"} {
-					if rapid.IntRange(0, 2).Draw(rt, key) == 0 {
-						members[key] = str.Draw(rt, key+"-value")
-					}
-				}
-				for _, key := range []string{"reasoning_content", "function_call", "Role", "extra"} {
-					if rapid.IntRange(0, 29).Draw(rt, key) == 0 {
-						members[key] = str.Draw(rt, key+"-value")
-					}
-				}
-				if rapid.Bool().Draw(rt, "calls") {
-					members["tool_calls"] = fmt.Sprintf(`[{"id":"c%d","type":"function","function":{"name":%s,"arguments":%s}}]`,
-						k, str.Draw(rt, "fn"), args.Draw(rt, "args"))
-				}
-			} else {
-				typ := rapid.SampledFrom([]string{`"message"`, `"function_call"`, `"function_call_output"`, `"reasoning"`,
-					`"message"`, `"function_call"`, `"function_call_output"`, `"custom_tool_call"`, `"custom_tool_call_output"`,
-					`"compaction"`, `"web_search_call"`, ""}).Draw(rt, "type")
-				if typ != "" {
-					members["type"] = typ
-				}
-				switch typ {
-				case `"message"`, "":
-					members["role"] = role.Draw(rt, "role")
-					members["content"] = content(rt, "content")
-				case `"function_call"`:
-					members["call_id"] = str.Draw(rt, "call_id")
-					members["name"] = str.Draw(rt, "name")
-					members["arguments"] = args.Draw(rt, "args")
-				case `"custom_tool_call"`:
-					members["call_id"] = str.Draw(rt, "call_id")
-					members["name"] = str.Draw(rt, "name")
-					members["input"] = text.Draw(rt, "input")
-				case `"function_call_output"`, `"custom_tool_call_output"`:
-					members["call_id"] = str.Draw(rt, "call_id")
-					members["output"] = content(rt, "output")
-				case `"reasoning"`:
-					members["summary"] = fmt.Sprintf(`[{"type":"summary_text","text":%s}]`, text.Draw(rt, "summary"))
-					members["encrypted_content"] = str.Draw(rt, "encrypted")
-					members["content"] = rapid.SampledFrom([]string{`null`, `[]`, `[{"type":"reasoning_text","text":"r"}]`, `"s"`}).Draw(rt, "reasoning-content")
-				}
-				for _, key := range []string{"id", "status", "Type", "extra"} {
-					if rapid.IntRange(0, 4+25*len(key)/5).Draw(rt, key) == 0 {
-						members[key] = str.Draw(rt, key+"-value")
-					}
-				}
-			}
-			keys := make([]string, 0, len(members))
-			for k := range members {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			keys = rapid.Permutation(keys).Draw(rt, "order")
-			var b strings.Builder
-			b.WriteString("{")
-			for i, k := range keys {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "%q: %s", k, members[k])
-			}
-			b.WriteString("}")
-			elems = append(elems, b.String())
+			elems = append(elems, elemgen.Element(rt, api == servetest.Chat, fmt.Sprintf("c%d", k)))
 		}
 		key, extra := "messages", `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
 		if api == servetest.Responses {
