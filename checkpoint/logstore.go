@@ -75,11 +75,14 @@ type logRanger interface {
 
 // LogStore is the Store over a LogBackend: content-addressed elements,
 // records that say what changed, compare-and-set saves. FileStore and
-// checkpoint/redis's Store are LogStores. A LogStore keeps what it has read
-// of a session's log in memory (about the log's size), so that the next
-// read or save takes only what was appended since; past maxCachedSessions
-// it forgets one to make room (which costs a full read of its log the next
-// time it is used).
+// checkpoint/redis's Store are LogStores. A LogStore keeps an index of
+// what it has read of a session's log in memory (each element's address
+// and place, each record's changes), so that the next read or save takes
+// only what was appended since; over a backend that reads its log back by
+// position (FileStore) the elements' bytes stay in the log and are read
+// back when a load needs them, elsewhere (Redis) they are held too. Past
+// maxCachedSessions it forgets a session to make room (which costs a full
+// read of its log the next time it is used).
 type LogStore struct {
 	b     LogBackend
 	opts  Options
