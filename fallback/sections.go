@@ -294,7 +294,7 @@ func (w *window) buildActions(d *draft) {
 					out = clip(out, maxShortOutcome)
 				}
 				text = clip(w.label(ev.call), maxShortKey) + " → " + out
-				if names, _ := testNames(ev.call.added); len(names) >= minTestNames {
+				if names, _ := testNames(ev.call.added()); len(names) >= minTestNames {
 					text += "\n+ tests: " + clip(strings.Join(names, "; "), maxTestNamesChars)
 				}
 			}
@@ -396,14 +396,14 @@ func (w *window) actionText(c *call) string {
 	b.WriteString(outcome(c))
 	// Tests an edit adds are listed by name, on one line: their names say
 	// what the code must do.
-	names, rest := testNames(c.added)
+	names, rest := testNames(c.added())
 	if len(names) >= minTestNames {
 		b.WriteString("\n+ tests: ")
 		b.WriteString(clip(strings.Join(names, "; "), maxTestNamesChars))
 	} else {
-		rest = c.added
+		rest = c.added()
 	}
-	shown := pickAdded(rest, c.removed, maxAddedLines)
+	shown := pickAdded(rest, c.removed(), maxAddedLines)
 	for _, l := range shown {
 		b.WriteString("\n+ ")
 		b.WriteString(clip(l, maxAddedChars))
@@ -691,12 +691,15 @@ func (c *call) listing() bool {
 // commandWords returns the words of a command call's first simple
 // command, without a leading cd or variable assignments, worked out once.
 func (c *call) commandWords() []string {
-	if !c.wordsDone {
+	if c.words == nil {
 		words := shellWords(firstSegment(stripCD(c.key)))
 		for len(words) > 0 && strings.Contains(words[0], "=") {
 			words = words[1:]
 		}
-		c.words, c.wordsDone = words, true
+		if words == nil {
+			words = []string{} // worked out: none
+		}
+		c.words = words
 	}
 	return c.words
 }
@@ -711,8 +714,10 @@ func firstSegment(cmd string) string {
 // errors returns the lines of the call's result that report a failure,
 // worked out once.
 func (c *call) errors() []errLine {
-	if !c.errsDone {
-		c.errs, c.errsDone = c.findErrors(), true
+	if c.errs == nil {
+		if c.errs = c.findErrors(); c.errs == nil {
+			c.errs = []errLine{} // worked out: none
+		}
 	}
 	return c.errs
 }
@@ -1216,7 +1221,7 @@ func (w *window) indexRefs() *refIndex {
 				quotes.Find(head, func(_, id int) { x.quote(c.resolve(f), quotes.Phrase(id).Text) })
 			}
 			x.scan(c.key, c.msg, srcArgs, git)
-			for _, l := range c.added {
+			for _, l := range c.added() {
 				x.scan(l, c.msg, srcEdit, false)
 			}
 			if c.res != nil {
