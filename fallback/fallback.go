@@ -46,7 +46,9 @@
 // a location or a cause, never a rule, a banner or a bare header (whose
 // message is the most telling of the lines after it), a failing test
 // keeping its name beside its message; an output a tool gave word for word
-// to several calls is an acknowledgement, not news. Edits show the lines
+// to several calls is an acknowledgement, not news; an edit that worked
+// reports no error for the code it echoes (the lines it wrote, a diff's
+// context), though that code raises or logs one. Edits show the lines
 // they wrote (changed lines and declarations first). Errors and fixes
 // pairs each failure with the later call on the same target that
 // succeeded, or says it is not resolved; a harness message its reader

@@ -731,9 +731,67 @@ func (c *call) findErrors() []errLine {
 	if (c.listing() || numberedListing(c.res.text) || htmlPage(c.res.text)) && !c.failed() {
 		return nil
 	}
+	// A file edit that worked and answers with a diff of the change shows
+	// the file's code around it (added lines, context), not a failure.
+	if c.mutates && !c.exec && !c.failed() && unifiedDiff(c.res.text) {
+		return nil
+	}
 	// A call that succeeded is read at its start and end only: an error
 	// line in the middle of a long, successful output is rarely the point.
-	return errorLines(c.res.text, !c.failed(), c.failed())
+	errs := errorLines(c.res.text, !c.failed(), c.failed())
+	if c.mutates && !c.failed() && len(c.added) > 0 {
+		// An edit that worked and echoes what it wrote (a diff, the
+		// edited lines numbered) reports the lines it added, not a
+		// failure, though they raise or log one.
+		kept := errs[:0]
+		for _, e := range errs {
+			if !echoesAdded(e.text, c.added) {
+				kept = append(kept, e)
+			}
+		}
+		errs = kept
+	}
+	return errs
+}
+
+// unifiedDiff reports whether s, in its first lines, holds a unified
+// diff's hunk header ("@@ -40,1 +40,3 @@").
+func unifiedDiff(s string) bool {
+	for n := 0; s != "" && n < diffHeadLines; n++ {
+		var line string
+		line, s, _ = strings.Cut(s, "\n")
+		if strings.HasPrefix(line, "@@ -") && strings.Contains(line[4:], " @@") {
+			return true
+		}
+	}
+	return false
+}
+
+// diffHeadLines is how many lines of an edit's answer are searched for a
+// hunk header: a name, a file header or two come before the first one.
+const diffHeadLines = 8
+
+// echoesAdded reports whether every line joined in an error line (" | ")
+// is one of an edit's added lines with nothing beside it but a diff
+// marker, a line number or spacing: "+    raise ValueError(x)",
+// "41\t    raise ValueError(x)".
+func echoesAdded(line string, added []string) bool {
+	for _, part := range strings.Split(line, " | ") {
+		echo := false
+		for _, a := range added {
+			if a == "" {
+				continue
+			}
+			if k := strings.Index(part, a); k >= 0 && !hasLetter(part[:k]) && !hasLetter(part[k+len(a):]) {
+				echo = true
+				break
+			}
+		}
+		if !echo {
+			return false
+		}
+	}
+	return true
 }
 
 // buildErrors lists each failure with the call that produced it, and
