@@ -739,13 +739,13 @@ func (c *call) findErrors() []errLine {
 	// A call that succeeded is read at its start and end only: an error
 	// line in the middle of a long, successful output is rarely the point.
 	errs := errorLines(c.res.text, !c.failed(), c.failed())
-	if c.mutates && !c.failed() && len(c.added) > 0 {
+	if c.mutates && !c.failed() && len(c.added()) > 0 {
 		// An edit that worked and echoes what it wrote (a diff, the
 		// edited lines numbered) reports the lines it added, not a
 		// failure, though they raise or log one.
 		kept := errs[:0]
 		for _, e := range errs {
-			if !echoesAdded(e.text, c.added) {
+			if !echoesAdded(e.text, c.added()) {
 				kept = append(kept, e)
 			}
 		}
