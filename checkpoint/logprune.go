@@ -121,7 +121,7 @@ func (s *LogStore) pruneSession(ctx context.Context, name string, p PruneOptions
 	// Records: the log is rewritten from the oldest record kept.
 	oldest := chain[keep-1].rec
 	if oldest > 0 {
-		frames, err := s.rebuild(ss, oldest, len(ss.recs)-1)
+		frames, err := s.rebuild(name, ss, oldest, len(ss.recs)-1)
 		if err != nil {
 			return res, err
 		}
@@ -141,7 +141,7 @@ func (s *LogStore) pruneSession(ctx context.Context, name string, p PruneOptions
 // rebuild returns the frames of a log holding records from..to of the
 // session's log: the first as a full record, the others as they are, and
 // every element they hold.
-func (s *LogStore) rebuild(ss *logSession, from, to int) ([][]byte, error) {
+func (s *LogStore) rebuild(name string, ss *logSession, from, to int) ([][]byte, error) {
 	x, err := ss.indexOf(from)
 	if err != nil {
 		return nil, err
@@ -155,42 +155,47 @@ func (s *LogStore) rebuild(ss *logSession, from, to int) ([][]byte, error) {
 	}
 	recs := []*logRecord{&first}
 	recs = append(recs, ss.recs[from+1:to+1]...)
-	var frames [][]byte
+	var order []Addr
 	seen := map[Addr]bool{}
-	need := func(a Addr) error {
-		if seen[a] {
-			return nil
+	need := func(a Addr) {
+		if !seen[a] {
+			seen[a] = true
+			order = append(order, a)
 		}
-		seen[a] = true
-		b, ok := ss.blobs[a]
-		if !ok {
-			return fmt.Errorf("%w: element %x is not stored", ErrCorrupt, a[:6])
-		}
-		frames = append(frames, blobFrame(a, b.kind, b.codec, b.data))
-		return nil
 	}
 	for _, r := range recs {
 		d := &r.delta
-		addrs := []*Addr{&d.head, d.tr, d.st}
-		for _, a := range addrs {
+		for _, a := range []*Addr{&d.head, d.tr, d.st} {
 			if a != nil {
-				if err := need(*a); err != nil {
-					return nil, err
-				}
+				need(*a)
 			}
 		}
 		for l := range numLists {
 			for _, op := range d.lists[l].sets {
-				if err := need(op.a); err != nil {
-					return nil, err
-				}
+				need(op.a)
 			}
 			for _, a := range d.lists[l].add {
-				if err := need(a); err != nil {
-					return nil, err
-				}
+				need(a)
 			}
 		}
+	}
+	got, err := s.fetch(name, ss, order)
+	if err != nil {
+		return nil, err
+	}
+	frames := make([][]byte, 0, len(order)+len(recs))
+	for _, a := range order {
+		loc, ok := ss.blobs[a]
+		if !ok {
+			return nil, fmt.Errorf("%w: element %x is not stored", ErrCorrupt, a[:6])
+		}
+		data, ok := got[a]
+		if !ok {
+			if data, err = s.blobBytes(name, ss, a, loc); err != nil {
+				return nil, err
+			}
+		}
+		frames = append(frames, blobFrame(a, loc.kind, loc.codec, data))
 	}
 	for _, r := range recs {
 		frames = append(frames, r.encode())
@@ -241,10 +246,10 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		// The checkpoints before i are kept as far back as every element
 		// they hold is there (damage may have taken one only older
 		// checkpoints need); i's own are all there: it loaded.
-		frames, err := s.rebuild(ss, from, i)
+		frames, err := s.rebuild(session, ss, from, i)
 		for err != nil && from < i {
 			from++
-			frames, err = s.rebuild(ss, from, i)
+			frames, err = s.rebuild(session, ss, from, i)
 		}
 		if err != nil {
 			return nil, err

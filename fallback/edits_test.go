@@ -155,3 +155,37 @@ func TestQuotedLinesOfReadFiles(t *testing.T) {
 	assert.Contains(t, item, "quoted `const account = useStore((s) => s.account);`")
 	assert.NotContains(t, item, "quoted `import", "an import says little of what the file does")
 }
+
+// An edit tool that echoes what it wrote (a diff of the change, the edited
+// lines numbered) did not fail because the lines it added raise or log an
+// error: a write call that did not fail lists no error, and its outcome
+// names none, nor for the file's code a diff shows around the change. A
+// write the tool reports failed still is one.
+func TestEditEchoIsNotAnError(t *testing.T) {
+	edit := toolCall("1", "apply_edit", args{"path": "/srv/shop/cart.py", "old_string": "return total", "new_string": "if total < 0:\n    raise ValueError(\"negative total\")\nreturn total"})
+	edit.Kind = compact.ToolWrite
+	again := toolCall("2", "apply_edit", args{"path": "/srv/shop/tax.py", "old_string": "rate = 0", "new_string": "rate = lookup(region)"})
+	again.Kind = compact.ToolWrite
+	echo := toolCall("3", "apply_edit", args{"path": "/srv/shop/pay.py", "old_string": "pass", "new_string": "log.error(\"card declined: %s\", code)"})
+	echo.Kind = compact.ToolWrite
+	window := []compact.Message{
+		user("reject negative totals in the cart"),
+		assistant("", edit),
+		results(result("1", "Edited /srv/shop/cart.py:\n@@ -40,1 +40,3 @@\n+    if total < 0:\n+        raise ValueError(\"negative total\")\n     return total\n@@ -52,1 +54,1 @@\n     raise LookupError(\"no cart\")", false)),
+		assistant("", echo),
+		results(result("3", "Updated /srv/shop/pay.py, added:\n+    log.error(\"card declined: %s\", code)", false)),
+	}
+	window = append(window, busyWork(12)...) // the edit's action is no longer shown
+	window = append(window,
+		assistant("", again),
+		results(result("2", "Error: /srv/shop/tax.py has no line 'rate = 0'", true)))
+	h := build(t, window)
+	errs, acts := joined(h.ErrorsAndFixes), joined(h.CompletedActions)
+	assert.NotContains(t, errs, "ValueError", "the edit echoed the line it added")
+	assert.NotContains(t, errs, "LookupError", "a diff's context lines are the file's code")
+	assert.NotContains(t, errs, "card declined", "the edit echoed the line it added, no diff around it")
+	assert.NotContains(t, errs, "cart.py", errs)
+	assert.Contains(t, acts+errs, "has no line 'rate = 0'", "a write the tool says failed is an error")
+	short := build(t, window[:3])
+	assert.Contains(t, joined(short.CompletedActions), "apply_edit /srv/shop/cart.py → ok", "its outcome names no error")
+}

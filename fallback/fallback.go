@@ -13,7 +13,8 @@
 // (Config.MaxTokens) is then spent on the top of each section's ranking.
 //
 // Names. Every name the window holds (scan.go: paths, identifiers, dotted
-// and called names, URLs, hex ids, versions, long numbers) is indexed with
+// and called names, URLs, a markdown link's too, hex ids, versions, long
+// numbers) is indexed with
 // its salience (salience.go), from signals that hold for any agent and
 // project: who produced it (what the agent wrote into a file, passed to a
 // call or said, over what a tool printed), whether the agent acted on it
@@ -46,7 +47,9 @@
 // a location or a cause, never a rule, a banner or a bare header (whose
 // message is the most telling of the lines after it), a failing test
 // keeping its name beside its message; an output a tool gave word for word
-// to several calls is an acknowledgement, not news. Edits show the lines
+// to several calls is an acknowledgement, not news; an edit that worked
+// reports no error for the code it echoes (the lines it wrote, a diff's
+// context), though that code raises or logs one. Edits show the lines
 // they wrote (changed lines and declarations first). Errors and fixes
 // pairs each failure with the later call on the same target that
 // succeeded, or says it is not resolved; a harness message its reader

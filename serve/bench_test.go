@@ -490,3 +490,98 @@ func peakRSSMB() float64 {
 	}
 	return 0
 }
+
+// warmClients is how many clients send at once in BenchmarkWarmUnderLoad.
+const warmClients = 32
+
+// warmBodies returns, for each of clients, a growing conversation of api
+// whose first request (about 100 KB) is over the threshold of a 32K-token
+// window and whose next ones add a round each (an assistant's call and its
+// result) and end with an ask of their own: warm requests, each of a
+// session compacted before.
+func warmBodies(api servetest.API, clients, perClient int) [][][]byte {
+	model := map[servetest.API]string{servetest.Chat: "gpt-4o", servetest.Responses: "gpt-4o", servetest.Messages: "claude-sonnet-4-5"}[api]
+	out := make([][][]byte, clients)
+	for c := range out {
+		turns := conversation(100, 12)
+		for i := range turns {
+			turns[i].text = fmt.Sprintf("client %d: %s", c, turns[i].text)
+		}
+		n := 1
+		for len(request(api, model, turns[:n], false)) < 100<<10 || turns[n-1].role != compact.RoleTool {
+			n++
+		}
+		for ; len(out[c]) < perClient; n++ {
+			if turns[n-1].role == compact.RoleTool {
+				ask := turn{role: compact.RoleUser, text: fmt.Sprintf("client %d: go on with step %d", c, n)}
+				out[c] = append(out[c], request(api, model, append(slices.Clone(turns[:n]), ask), false))
+			}
+		}
+	}
+	return out
+}
+
+// The warm path under load: warmClients clients at once, each a
+// conversation of its own that the proxy compacted on its first request
+// (sent before the timer starts); every timed request repeats it with a
+// round more, over the threshold as it comes, and goes out as the stored
+// prefix and the new elements. "anchor" is a plain httputil.ReverseProxy
+// in front of the same upstream, in the same run. Reports p50 and p99 of
+// all requests, and CPU per request of the whole process (clients, proxy
+// and upstream: the difference to the anchor's is the proxy's work).
+//
+//	go test ./serve -run '^$' -bench WarmUnderLoad -benchmem -cpu 1,2 -benchtime 480x
+func BenchmarkWarmUnderLoad(b *testing.B) {
+	up := benchUpstream(b)
+	cfg := func() serve.Config {
+		c := compactor.DefaultConfig()
+		c.Window, c.OutputReserve = 32000, 2000
+		return serve.Config{Compaction: c}
+	}
+	for _, api := range allAPIs {
+		convs := warmBodies(api, warmClients, 16)
+		for _, p := range []struct {
+			name string
+			srv  func() *httptest.Server
+		}{
+			{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }},
+			{"serve", func() *httptest.Server { return serveProxy(b, up.URL, cfg()) }},
+		} {
+			b.Run(string(api)+"/"+p.name, func(b *testing.B) {
+				srv := p.srv()
+				url := srv.URL + apiPaths[api]
+				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * warmClients}}
+				b.Cleanup(client.CloseIdleConnections)
+				// Each conversation's first request: compacted by serve,
+				// its prefix stored; the next ones are warm.
+				var wg sync.WaitGroup
+				for c := range convs {
+					wg.Go(func() { benchPost(b, client, url, convs[c][0]) })
+				}
+				wg.Wait()
+				var mu sync.Mutex
+				lat := make(latencies, 0, b.N)
+				var clientID atomic.Int64
+				b.SetParallelism(max(1, warmClients/runtime.GOMAXPROCS(0)))
+				b.ReportAllocs()
+				runtime.GC()
+				b.ResetTimer()
+				c0 := cputime.Process()
+				b.RunParallel(func(pb *testing.PB) {
+					c := int(clientID.Add(1)-1) % len(convs)
+					bodies := convs[c][1:]
+					var mine latencies
+					for k := 0; pb.Next(); k++ {
+						mine = append(mine, benchPost(b, client, url, bodies[k%len(bodies)]))
+					}
+					mu.Lock()
+					lat = append(lat, mine...)
+					mu.Unlock()
+				})
+				b.StopTimer()
+				lat.report(b)
+				b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}

@@ -65,16 +65,17 @@ func (c *countCache) put(k uint64, n int) {
 	c.mu.Unlock()
 }
 
-// key hashes b for the model whose salt is given.
-func (c *countCache) key(salt uint64, b []byte) uint64 {
+// saltedKey is the key of an element of identity ident (shape.ident)
+// for the model whose salt is given.
+func (c *countCache) saltedKey(salt, ident uint64) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
-	var s [8]byte
-	for i := range s {
+	var s [16]byte
+	for i := range 8 {
 		s[i] = byte(salt >> (8 * i))
+		s[8+i] = byte(ident >> (8 * i))
 	}
 	h.Write(s[:])
-	h.Write(b)
 	return h.Sum64()
 }
 
@@ -97,13 +98,14 @@ func (c *countCache) besideKey(salt uint64, body []byte, beside []jsonscan.Membe
 	return h.Sum64()
 }
 
-// elemKey is element k's key in the count cache for env's model, hashed
-// once per request: bounding and learning both look it up.
+// elemKey is element k's key in the count cache for env's model: its
+// identity (shape.ident, the one pass over its bytes) with the model's
+// salt.
 func (s *Server) elemKey(env *modelEnv, sh *shape, k int) uint64 {
 	if sh.keys == nil || sh.keySalt != env.salt {
 		sh.keys, sh.keySalt = make([]uint64, len(sh.elems)), env.salt
 		for i := range sh.elems {
-			sh.keys[i] = s.counts.key(env.salt, sh.elem(i))
+			sh.keys[i] = s.counts.saltedKey(env.salt, sh.ident(i))
 		}
 	}
 	return sh.keys[k]

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 
 	"github.com/compactkit/compact"
@@ -33,6 +34,8 @@ type shape struct {
 	elems   [][2]int
 	// beside are the members beside the list that the prompt holds.
 	beside []jsonscan.Member
+	// idents are the elements' identities (see ident), 0 until taken.
+	idents []uint64
 	// keys are the elements' keys in the count cache for the model whose
 	// salt is keySalt (see Server.elemKey).
 	keys    []uint64
@@ -63,9 +66,10 @@ var errNoPlace = errors.New("messages do not match the list's elements")
 // spans (package jsonscan), so that a new list can be spliced between the
 // body's other bytes.
 func shapeOf(a *api, body []byte) (*shape, error) {
-	members, complete := jsonscan.Members(body)
+	// One pass finds the members and the list's elements.
+	members, elems, complete := jsonscan.MembersElements(body, a.list)
 	if !complete {
-		return nil, errors.New("the request is not a complete JSON object")
+		return shapeOfBroken(a, body)
 	}
 	sh := &shape{api: a, body: body}
 	seen := 0
@@ -93,16 +97,29 @@ func shapeOf(a *api, body []byte) (*shape, error) {
 		return nil, fmt.Errorf("the request has %d %q members", seen, a.list)
 	}
 	if sh.hasList {
-		elems, complete := jsonscan.Elements(body[sh.list[0]:sh.list[1]])
-		if !complete {
-			return nil, fmt.Errorf("the %q list is not a complete JSON array", a.list)
-		}
 		sh.elems = make([][2]int, len(elems))
 		for i, e := range elems {
-			sh.elems[i] = [2]int{sh.list[0] + e.Start, sh.list[0] + e.End}
+			sh.elems[i] = [2]int{e.Start, e.End}
 		}
 	}
 	return sh, nil
+}
+
+// shapeOfBroken says what is wrong with a body that is not a complete JSON
+// object with a complete list.
+func shapeOfBroken(a *api, body []byte) (*shape, error) {
+	members, complete := jsonscan.Members(body)
+	if !complete {
+		return nil, errors.New("the request is not a complete JSON object")
+	}
+	for _, m := range members {
+		if m.Key == a.list && body[m.Value.Start] == '[' {
+			if _, complete := jsonscan.Elements(body[m.Value.Start:m.Value.End]); !complete {
+				return nil, fmt.Errorf("the %q list is not a complete JSON array", a.list)
+			}
+		}
+	}
+	return nil, errors.New("the request is not a complete JSON object")
 }
 
 // read reads the body with the API's format reader.
@@ -178,6 +195,55 @@ func (v *view) place() error {
 }
 
 func (sh *shape) elem(k int) []byte { return sh.body[sh.elems[k][0]:sh.elems[k][1]] }
+
+// identSeed seeds element identities: random per process, so that no
+// client can make two elements collide on purpose.
+var identSeed = maphash.MakeSeed()
+
+// ident is the identity of element k: a 64-bit hash of its bytes, never 0
+// (0 marks an element a prefix keeps). It is taken for every element at
+// once, in the one pass over the list's bytes that the count cache's keys
+// and prefix matching share.
+func (sh *shape) ident(k int) uint64 {
+	if sh.idents == nil {
+		sh.idents = make([]uint64, len(sh.elems))
+		for i := range sh.elems {
+			sh.idents[i] = maphash.Bytes(identSeed, sh.elem(i)) | 1
+		}
+	}
+	return sh.idents[k]
+}
+
+// droppedIdent is the identity of element k as a prefix that drops it
+// remembers it: of its bytes with the API's volatile members left out, as
+// hashDropped hashes it.
+func (sh *shape) droppedIdent(k int) uint64 {
+	e := sh.elem(k)
+	if len(sh.api.volatile) > 0 && containsAny(e, sh.api.volatile) {
+		return maphash.Bytes(identSeed, writeWithout(nil, e, sh.api.volatile)) | 1
+	}
+	return sh.ident(k)
+}
+
+// droppedIdents returns, for each of the elements [0, n), its droppedIdent
+// when items does not keep it and 0 when it does.
+func (sh *shape) droppedIdents(n int, items []int) []uint64 {
+	out := make([]uint64, n)
+	for k := range out {
+		out[k] = 1 // a placeholder, never an identity's value alone
+	}
+	for _, it := range items {
+		if it >= 0 && it < n {
+			out[it] = 0
+		}
+	}
+	for k := range out {
+		if out[k] != 0 {
+			out[k] = sh.droppedIdent(k)
+		}
+	}
+	return out
+}
 
 func (v *view) equal(k int, rec []byte) bool {
 	return bytes.Equal(v.elem(k), bytes.TrimSpace(rec))

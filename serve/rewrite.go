@@ -127,13 +127,13 @@ func (s *Server) rewrite(ctx context.Context, a *api, hdr http.Header, body []by
 	if !force && s.letThrough(env, sess, sh, &out) {
 		return out
 	}
-	if !force {
+	// A request that extends a prefix is read whatever its count as it
+	// came: that count cannot let it through.
+	if !force && sess.match(sh) == nil {
 		if n, exact, ok := s.countUnread(env, sh, env.trigger); ok && n < env.trigger {
 			out.bounded = !exact
 			out.tokensBefore, out.tokensAfter = n, n
-			if sess.match(sh) == nil {
-				return out
-			}
+			return out
 		}
 	}
 
@@ -191,14 +191,45 @@ func (s *Server) letThrough(env *modelEnv, sess *session, sh *shape, out *outcom
 	if p == nil {
 		return raw < env.trigger
 	}
+	var body []byte
 	n := s.boundWith(env, sh, p)
 	if n >= env.trigger && len(sh.elems) > p.covered {
-		return false
+		// The bound is loose by the new elements' bytes: count the body as
+		// it would go out, which teaches the cache the new elements for
+		// the requests after this one.
+		if body, n = s.countForwarded(env, sh, p); body == nil || n >= env.trigger {
+			return false
+		}
 	}
-	out.body = p.forward(sh)
+	if body == nil {
+		body = p.forward(sh)
+	}
+	out.body = body
 	out.method, out.prefix, out.tokensAfter = methodPrefix, prefixReused, n
 	out.compared, out.stable = sess.forwarded(p)
 	return true
+}
+
+// countForwarded counts sh as it would go out with p, and returns that
+// body: by the counting pass when it can (see countUnread), or read in full
+// with the API's reader, which costs what the forwarded body's bytes cost,
+// not what the request's do. Either way the cache learns what was counted.
+// The body is nil when it cannot be counted.
+func (s *Server) countForwarded(env *modelEnv, sh *shape, p *prefix) ([]byte, int) {
+	body := p.forward(sh)
+	fsh, err := shapeOf(sh.api, body)
+	if err != nil {
+		return nil, 0
+	}
+	if n, _, ok := s.countUnread(env, fsh, env.trigger); ok {
+		return body, n
+	}
+	v, err := fsh.read()
+	if err != nil {
+		return nil, 0
+	}
+	s.learn(env, v)
+	return body, env.counter.Transcript(v.t)
 }
 
 // compactNew compacts a request of a conversation the proxy holds no prefix
@@ -265,6 +296,7 @@ func (s *Server) refold(ctx context.Context, env *modelEnv, sess *session, v *vi
 func (s *Server) adopt(ctx context.Context, sess *session, v *view, from, np *prefix, res compactor.Result, out outcome) outcome {
 	np.covered = len(v.elems)
 	np.coveredHash = v.hashDropped(np.covered, np.items)
+	np.dropped = v.droppedIdents(np.covered, np.items)
 	elems := np.elements(v.shape)
 	np.hash = hashBytes(v.api, elems)
 	out.body = withList(v.body, v.list, elems)

@@ -23,6 +23,13 @@ type prefix struct {
 	// handoff, which depends only on the dropped ones.
 	covered     int
 	coveredHash string
+	// dropped holds the same as coveredHash in memory, element by element,
+	// to tell a request that repeats the dropped elements without hashing
+	// their bytes again: for each of the first covered elements, its
+	// shape.droppedIdent when the prefix drops it, 0 when it keeps it. It is
+	// nil for a prefix read from the store until a request matches it by
+	// coveredHash. Guarded by its session's state lock.
+	dropped []uint64
 	// items are the prefix's elements in order: an index into the client's
 	// list (>= 0), or -1-k for lits[k].
 	items []int
@@ -35,9 +42,24 @@ type prefix struct {
 }
 
 // extends reports whether v repeats the elements p dropped, where it
-// dropped them.
+// dropped them. Called with its session's state lock held.
 func (p *prefix) extends(sh *shape) bool {
-	return sh.hasList && len(sh.elems) >= p.covered && sh.hashDropped(p.covered, p.items) == p.coveredHash
+	if !sh.hasList || len(sh.elems) < p.covered {
+		return false
+	}
+	if p.dropped == nil {
+		if sh.hashDropped(p.covered, p.items) != p.coveredHash {
+			return false
+		}
+		p.dropped = sh.droppedIdents(p.covered, p.items)
+		return true
+	}
+	for k, id := range p.dropped {
+		if id != 0 && id != sh.ident(k) && id != sh.droppedIdent(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // kept reports which of the first covered elements p keeps.

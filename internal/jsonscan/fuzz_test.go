@@ -129,6 +129,29 @@ func FuzzMembers(f *testing.F) {
 				t.Fatalf("Elements(%q): span %v out of range", s, e)
 			}
 		}
+		// MembersElements reads the first array member's elements in the
+		// same pass: what Members and Elements give, when both read the
+		// text whole.
+		if list := firstArrayMember(s, members); list != "" {
+			m2, e2, c2 := MembersElements(s, list)
+			var want []Span
+			wantComplete := complete
+			for _, m := range members {
+				if m.Key == list && m.Value.End >= 0 && s[m.Value.Start] == '[' {
+					es, ok := Elements(s[m.Value.Start:m.Value.End])
+					wantComplete = wantComplete && ok
+					for _, e := range es {
+						want = append(want, Span{m.Value.Start + e.Start, m.Value.Start + e.End})
+					}
+				}
+			}
+			if wantComplete && (!c2 || !reflect.DeepEqual(m2, members) || !reflect.DeepEqual(e2, want) && len(e2)+len(want) > 0) {
+				t.Fatalf("MembersElements(%q, %q) = %v, %v, %v; Members and Elements %v, %v", s, list, m2, e2, c2, members, want)
+			}
+			if c2 && !wantComplete {
+				t.Fatalf("MembersElements(%q, %q) complete where Members and Elements are not", s, list)
+			}
+		}
 		end := ValueEnd(s, 0)
 		if end > len(s) {
 			t.Fatalf("ValueEnd(%q) = %d past the end", s, end)
@@ -234,4 +257,15 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("DecodeShared(%q) = %#v, %v; Decode %#v, %v", s, shared, serr, got, err)
 		}
 	})
+}
+
+// firstArrayMember is the key of the first member of members whose value
+// is an array, "" when none is.
+func firstArrayMember(s string, members []Member) string {
+	for _, m := range members {
+		if m.Value.End >= 0 && m.Value.Start < len(s) && s[m.Value.Start] == '[' {
+			return m.Key
+		}
+	}
+	return ""
 }

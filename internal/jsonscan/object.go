@@ -20,50 +20,94 @@ type Member struct {
 // are still returned, and a last value that b ends inside of has Value.End
 // -1 (detection looks into the start of a long list that way).
 func Members[T Text](b T) (members []Member, complete bool) {
+	members, _, complete = MembersElements(b, "")
+	return members, complete
+}
+
+// MembersElements is Members, and when the value of the member named list
+// is an array, the spans of its elements too (in b, as Elements would give
+// them after the array's start): one pass over the text, where Members and
+// then Elements would read the array twice. A list member found more than
+// once gives the elements of each, one after the other.
+func MembersElements[T Text](b T, list string) (members []Member, elems []Span, complete bool) {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return nil, nil, false
 	}
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return nil, true
+		return nil, nil, true
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return members, false
+			return members, elems, false
 		}
 		end := StringEnd(b, i)
 		if end < 0 {
-			return members, false
+			return members, elems, false
 		}
 		key, ok := Unquote(b[i:end])
 		if !ok {
-			return members, false
+			return members, elems, false
 		}
 		i = SkipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
-			return members, false
+			return members, elems, false
 		}
 		start := SkipSpace(b, i+1)
-		vend := ValueEnd(b, start)
+		var vend int
+		if list != "" && key == list && start < len(b) && b[start] == '[' {
+			elems, vend = elementsAt(b, start, elems)
+		} else {
+			vend = ValueEnd(b, start)
+		}
 		if vend < 0 {
 			if start < len(b) {
 				members = append(members, Member{Key: key, Value: Span{start, -1}})
 			}
-			return members, false
+			return members, elems, false
 		}
 		members = append(members, Member{Key: key, Value: Span{start, vend}})
 		i = SkipSpace(b, vend)
 		if i >= len(b) {
-			return members, false
+			return members, elems, false
 		}
 		switch b[i] {
 		case '}':
-			return members, true
+			return members, elems, true
 		case ',':
 			i = SkipSpace(b, i+1)
 		default:
-			return members, false
+			return members, elems, false
+		}
+	}
+}
+
+// elementsAt appends to elems the spans of the elements of the array whose
+// '[' is b[i], and returns them and the index just past the array, -1 when
+// b ends inside it or it is malformed.
+func elementsAt[T Text](b T, i int, elems []Span) ([]Span, int) {
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return elems, i + 1
+	}
+	for {
+		end := ValueEnd(b, i)
+		if end < 0 {
+			return elems, -1
+		}
+		elems = append(elems, Span{i, end})
+		i = SkipSpace(b, end)
+		if i >= len(b) {
+			return elems, -1
+		}
+		switch b[i] {
+		case ']':
+			return elems, i + 1
+		case ',':
+			i = SkipSpace(b, i+1)
+		default:
+			return elems, -1
 		}
 	}
 }
@@ -77,29 +121,8 @@ func Elements[T Text](b T) (elems []Span, complete bool) {
 	if i >= len(b) || b[i] != '[' {
 		return nil, false
 	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return nil, true
-	}
-	for {
-		end := ValueEnd(b, i)
-		if end < 0 {
-			return elems, false
-		}
-		elems = append(elems, Span{i, end})
-		i = SkipSpace(b, end)
-		if i >= len(b) {
-			return elems, false
-		}
-		switch b[i] {
-		case ']':
-			return elems, true
-		case ',':
-			i = SkipSpace(b, i+1)
-		default:
-			return elems, false
-		}
-	}
+	elems, end := elementsAt(b, i, nil)
+	return elems, end >= 0
 }
 
 // Find returns the span of the value of key among members, and whether
