@@ -13,7 +13,6 @@ import (
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/redact"
-	"github.com/compactkit/compact/tokens"
 )
 
 const compactUsage = "compact [flags] [FILE|-]"
@@ -113,12 +112,6 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	cfg, err := o.config(e)
 	if err != nil {
 		return err
-	}
-	// One compaction counts each message once: a cache of counts would
-	// only hold a hash and a count per message and hash every message's
-	// content on the way. (An error is left for compactor.New to report.)
-	if tc, err := tokens.ForModel(cfg.Model, tokens.WithModels(cfg.Models), tokens.WithCache(nil)); err == nil {
-		cfg.Counter = tc
 	}
 	progress := newProgress(e)
 	cfg.Observer = progress.observe
