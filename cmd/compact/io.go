@@ -240,7 +240,7 @@ type outputFile struct {
 	// skip drops the output from commit (an in-place output with nothing
 	// to change: the input stays untouched).
 	skip   bool
-	real   string // symlinks resolved: the file that is replaced
+	real   string    // symlinks resolved: the file that is replaced
 	stdout io.Writer // the stream written to: e's stdout, or its stderr (stream)
 	stream string    // "stdout" or "stderr"
 	device bool
@@ -248,8 +248,8 @@ type outputFile struct {
 	// path names (when viaFD): written through, never renamed over.
 	fd    int
 	viaFD bool
-	write  func(io.Writer) error
-	tmp    string
+	write func(io.Writer) error
+	tmp   string
 	// tmpFile stays open, and locked (lockTemp), until the rename: a
 	// later run takes an unlocked temporary file for debris.
 	tmpFile *os.File
