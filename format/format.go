@@ -738,6 +738,8 @@ func (e *Error) what() string {
 		if s := fmt.Sprintf("field %q has a %s", typ.Field, typ.Value); !strings.Contains(e.Msg, s) {
 			return e.Msg + ": " + s
 		}
+	case strings.Contains(e.Msg, e.Err.Error()):
+		// Msg quotes its cause already.
 	default:
 		return e.Msg + ": " + e.Err.Error()
 	}

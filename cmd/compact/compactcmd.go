@@ -221,6 +221,8 @@ func (o *compactOptions) check() error {
 		return usageErrorf("--report and --handoff need a file: the transcript goes to stdout")
 	case o.checkpointStore != "" && o.session == "":
 		return usageErrorf("--checkpoint needs --session ID: the session the checkpoint belongs to")
+	case o.checkpointPlain && o.session == "":
+		return usageErrorf("--checkpoint-plain goes with --session ID (and --checkpoint STORE): without them no checkpoint is saved")
 	}
 	if _, err := compactor.ParseStrategy(o.summarizer); err != nil {
 		return usageErrorf("--summarizer: %w", err)

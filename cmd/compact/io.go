@@ -475,7 +475,7 @@ func (o *outputSet) commit() (err error) {
 			f.tmpFile = nil
 		}
 		if err := os.Rename(f.tmp, f.real); err != nil {
-			return fmt.Errorf("replace %s: %w", f.path, err)
+			return fmt.Errorf("replace %s: %w", f.path, fileErrCause(err))
 		}
 		f.tmp = ""
 		if d, derr := os.Open(filepath.Dir(f.real)); derr == nil {
@@ -496,26 +496,55 @@ func (f *outputFile) writeTemp() error {
 	}
 	tmp, err := createTemp(f.real, perm)
 	if err != nil {
-		return fmt.Errorf("create output: %w", err)
+		return fmt.Errorf("output %s: create its temporary file: %w", f.path, err)
 	}
 	f.tmp, f.tmpFile = tmp.Name(), tmp
-	w := bufio.NewWriterSize(tmp, 1<<16)
+	// Errors name the output, not the temporary file the user never
+	// asked for ("write out.jsonl: file too large").
+	w := bufio.NewWriterSize(namedWriter{tmp, f.path}, 1<<16)
 	err = f.write(w)
 	if err == nil {
-		if err = w.Flush(); err != nil {
-			err = fmt.Errorf("write %s: %w", f.path, err)
-		}
+		err = w.Flush() // named by namedWriter
 	}
 	if err == nil && keep {
 		// The existing file's mode exactly, whatever the umask.
 		if err = tmp.Chmod(perm); err != nil {
-			err = fmt.Errorf("chmod %s: %w", f.path, err)
+			err = fmt.Errorf("chmod %s: %w", f.path, fileErrCause(err))
 		}
 	}
 	if err == nil {
 		if err = tmp.Sync(); err != nil {
-			err = fmt.Errorf("sync %s: %w", f.path, err)
+			err = fmt.Errorf("sync %s: %w", f.path, fileErrCause(err))
 		}
+	}
+	return err
+}
+
+// namedWriter writes to a temporary file, its errors naming the output
+// the file becomes.
+type namedWriter struct {
+	f    *os.File
+	name string
+}
+
+func (w namedWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", w.name, fileErrCause(err))
+	}
+	return n, err
+}
+
+// fileErrCause is the cause of a file operation's error (ENOSPC, EFBIG)
+// without the operation and the path it names: a caller names them.
+func fileErrCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }
@@ -539,11 +568,18 @@ func (f *outputFile) writeDirect() error {
 		defer file.Close()
 		dst = file
 	}
-	w := bufio.NewWriterSize(dst, 1<<16)
+	var named io.Writer = dst
+	if file != nil {
+		named = namedWriter{file, f.path}
+	}
+	w := bufio.NewWriterSize(named, 1<<16)
 	if err := f.write(w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
+		if file != nil {
+			return err // named by namedWriter
+		}
 		return fmt.Errorf("write %s: %w", f.name(), err)
 	}
 	if file != nil {
