@@ -190,12 +190,49 @@ func gemRecord(raw []byte) (*compact.Message, string, error) {
 // message recorded again (same id: a model turn whose tool calls finished)
 // replaces the earlier version where it stood; each version's line, and
 // the lines between two versions, stay in its Source.Records, so writing
-// it back keeps the file as it was.
+// it back keeps the file as it was. A {"$rewindTo": id} line (/rewind)
+// takes back the message of that id and every message recorded after it,
+// as Gemini CLI's loader does (an id it never recorded takes back all):
+// their lines are kept as Records of Type "rewound", with a WarnRewound
+// warning, and a message recorded later under a taken-back id is new.
 
 const (
-	gemHeader = "session" // Record.Type of the header line
-	gemSet    = "$set"    // Record.Type of an update line
+	gemHeader  = "session"   // Record.Type of the header line
+	gemSet     = "$set"      // Record.Type of an update line
+	gemRewind  = "$rewindTo" // Record.Type of a rewind line
+	gemRewound = "rewound"   // Record.Type of the lines of messages a rewind took back
 )
+
+// gemRewindTo takes back messages k and later of t (a rewind line at line
+// n): their lines, and the records between them, become records before
+// message k, in file order.
+func gemRewindTo(t *compact.Transcript, k int) {
+	j := len(t.Records)
+	for j > 0 && t.Records[j-1].At > k {
+		j--
+	}
+	tail := slices.Clone(t.Records[j:])
+	t.Records = t.Records[:j]
+	ti := 0
+	for i := k; i < len(t.Messages); i++ {
+		for ; ti < len(tail) && tail[ti].At <= i; ti++ {
+			tail[ti].At = k
+			t.Records = append(t.Records, tail[ti])
+		}
+		for _, raw := range t.Messages[i].Source.Records {
+			rec := compact.Record{At: k, Type: gemRewound, Raw: raw}
+			if len(jsonscan.Lookup(raw, gemSet)) > 0 {
+				rec.Type, rec.State = gemSet, true
+			}
+			t.Records = append(t.Records, rec)
+		}
+	}
+	for ; ti < len(tail); ti++ {
+		tail[ti].At = k
+		t.Records = append(t.Records, tail[ti])
+	}
+	t.Messages = t.Messages[:k]
+}
 
 // gemIsJSONL reports whether the input is the JSON-lines layout: a first
 // line that is a whole object without "messages".
@@ -213,6 +250,7 @@ func gemIsJSONL(br *bufio.Reader) bool {
 func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error) {
 	t := compact.Transcript{Format: string(GeminiCLI)}
 	byID := map[string]int{} // message id -> index
+	var lineOf []int         // message index -> its first line
 	last := -1               // the message read last, while only records follow it
 	var pending []compact.Record
 	flush := func() {
@@ -232,6 +270,25 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		switch {
 		case len(jsonscan.ValueOf(raw, members, gemSet)) > 0:
 			pending = append(pending, compact.Record{Type: gemSet, Raw: raw, State: true})
+			return nil
+		case jsonscan.Raw(jsonscan.ValueOf(raw, members, gemRewind)).First() == '"':
+			id := jsonscan.LookupString(raw, gemRewind)
+			k, ok := byID[id]
+			if !ok {
+				k = 0
+			}
+			if k < len(t.Messages) {
+				rs.warn(Warning{Line: n, Offset: -1, Kind: WarnRewound, Record: gemRewound,
+					Msg: fmt.Sprintf("{\"$rewindTo\": %q} takes back %d message(s) from line %d on, as Gemini CLI's loader does; kept as %q records, not read",
+						id, len(t.Messages)-k, lineOf[k], gemRewound)})
+			}
+			for _, m := range t.Messages[k:] {
+				delete(byID, m.ID)
+			}
+			gemRewindTo(&t, k)
+			lineOf = lineOf[:k]
+			last = -1
+			pending = append(pending, compact.Record{Type: gemRewind, Raw: raw})
 			return nil
 		case len(t.Messages) == 0 && len(t.Records) == 0 && len(pending) == 0 && len(jsonscan.ValueOf(raw, members, "sessionId")) > 0:
 			t.Records = append(t.Records, compact.Record{Type: gemHeader, Raw: raw, State: true})
@@ -265,6 +322,7 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		m.Source.Records[0] = raw
 		stampMessage(m, GeminiCLI, "gem", n)
 		byID[m.ID] = len(t.Messages)
+		lineOf = append(lineOf, n)
 		last = len(t.Messages)
 		t.Messages = append(t.Messages, *m)
 		return nil
