@@ -390,6 +390,73 @@ func BenchmarkLoad(b *testing.B) {
 	})
 }
 
+// BenchmarkLoadOld loads, in turn, each of 40 checkpoints of all-new
+// 200 KB content (freshCheckpoint) a session saved: 8 MB of elements, more
+// than a store keeps decoded, so most loads read their elements back from
+// the log (FileStore keeps where they lie, not their bytes). SQLite and
+// bbolt read back the checkpoint's JSON and decode it, as a caller of
+// theirs would.
+func BenchmarkLoadOld(b *testing.B) {
+	const kept = 40
+	ctx := context.Background()
+	b.Run("FileStore", func(b *testing.B) {
+		s, _ := checkpoint.NewFileStore(b.TempDir(), checkpoint.Options{})
+		var ids []string
+		var hashes []string
+		parent := ""
+		for i := range kept {
+			c := freshCheckpoint(b, "bench-old", i)
+			if err := s.Save(ctx, c, parent); err != nil {
+				b.Fatal(err)
+			}
+			parent = c.ID
+			ids, hashes = append(ids, c.ID), append(hashes, c.Hash)
+		}
+		times := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		defer cpuMetric(b, cputime.Process())
+		for i := 0; i < b.N; i++ {
+			t0 := time.Now()
+			got, err := s.Load(ctx, "bench-old", ids[i%kept])
+			if err != nil || got.Hash != hashes[i%kept] {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(t0))
+		}
+		report(b, times, 0)
+	})
+	b.Run("SQLiteWAL", func(b *testing.B) {
+		s := openSQLite(b).(sqliteSaver)
+		defer s.close()
+		for i := range kept {
+			body, _ := json.Marshal(freshCheckpoint(b, "bench-old", i))
+			if err := s.put("bench-old", i, body); err != nil {
+				b.Fatal(err)
+			}
+		}
+		q, err := s.db.Prepare(`SELECT body FROM ckpt WHERE session = ? AND seq = ?`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		times := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		defer cpuMetric(b, cputime.Process())
+		for i := 0; i < b.N; i++ {
+			t0 := time.Now()
+			var body []byte
+			var c checkpoint.Checkpoint
+			if err := q.QueryRow("bench-old", i%kept).Scan(&body); err != nil {
+				b.Fatal(err)
+			}
+			if err := json.Unmarshal(body, &c); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(t0))
+		}
+		report(b, times, 0)
+	})
+}
+
 // cpuMetric reports the CPU time (all of the process's threads: the
 // collector's and the anchors' own included) per op since start. On a
 // machine others load, wall-clock times of CPU-bound work stretch with

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unsafe"
 )
 
 // FileStore keeps checkpoints in a directory, one subdirectory per session:
@@ -120,43 +121,103 @@ func (l *fileLog) path(session string) string { return filepath.Join(l.dir, sess
 
 // ReadLog implements LogBackend, under the session's shared lock.
 func (l *fileLog) ReadLog(ctx context.Context, session string, from LogPos) ([][]byte, LogPos, error) {
+	frames, _, _, end, err := l.readFrames(ctx, session, from)
+	return frames, end, err
+}
+
+// readLogAt implements logRanger.
+func (l *fileLog) readLogAt(ctx context.Context, session string, from LogPos) ([][]byte, []int64, LogPos, error) {
+	frames, data, base, pos, err := l.readFrames(ctx, session, from)
+	if err != nil || len(frames) == 0 {
+		return frames, nil, pos, err
+	}
+	offs := make([]int64, len(frames))
+	for i, f := range frames {
+		offs[i] = offsetIn(data, f, base)
+	}
+	return frames, offs, pos, nil
+}
+
+// offsetIn returns where frame f lies in the log, data being the log from
+// byte base on: -1 when f is not within data (a damage frame scan made).
+func offsetIn(data, f []byte, base int64) int64 {
+	if len(f) == 0 || len(data) == 0 {
+		return -1
+	}
+	d := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(f)))
+	if p < d || p+uintptr(len(f)) > d+uintptr(len(data)) {
+		return -1
+	}
+	return base + int64(p-d)
+}
+
+// readAt implements logRanger. The bytes of a generation's log that were
+// committed never change (an append writes past them, a rewrite makes a
+// new generation), so it needs no lock.
+func (l *fileLog) readAt(session, g string, off int64, buf []byte) error {
+	f, err := os.Open(l.path(session))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if gen(st) != g {
+		return errLogRewritten
+	}
+	_, err = f.ReadAt(buf, off)
+	return err
+}
+
+// readFrames is ReadLog, returning also the bytes read (frames are
+// slices of them) and the byte offset in the log they start at.
+func (l *fileLog) readFrames(ctx context.Context, session string, from LogPos) ([][]byte, []byte, int64, LogPos, error) {
 	f, err := os.Open(l.path(session))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, LogPos{}, fmt.Errorf("%w: session %s", ErrNotFound, session)
+		return nil, nil, 0, LogPos{}, fmt.Errorf("%w: session %s", ErrNotFound, session)
 	}
 	if err != nil {
-		return nil, from, fmt.Errorf("session %s: %w", session, err)
+		return nil, nil, 0, from, fmt.Errorf("session %s: %w", session, err)
 	}
 	defer f.Close()
 	unlock, err := lockShared(ctx, filepath.Join(l.dir, session, lockName))
 	if err != nil {
-		return nil, from, fmt.Errorf("session %s: %w", session, err)
+		return nil, nil, 0, from, fmt.Errorf("session %s: %w", session, err)
 	}
 	defer unlock()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, from, err
+		return nil, nil, 0, from, err
 	}
 	pos := LogPos{Gen: gen(st)}
 	if from.Gen == pos.Gen {
 		pos.N = from.N
 	}
 	if st.Size() <= pos.N {
-		return nil, pos, nil
+		return nil, nil, 0, pos, nil
 	}
 	data := make([]byte, st.Size()-pos.N)
 	if _, err := f.ReadAt(data, pos.N); err != nil {
-		return nil, from, fmt.Errorf("session %s: read log: %w", session, err)
+		return nil, nil, 0, from, fmt.Errorf("session %s: read log: %w", session, err)
 	}
 	// Damage comes as damage frames in its place among the frames read
 	// past it (see scan), so the store knows what it cost.
 	frames, end, _ := scan(data, pos.N)
-	return frames, LogPos{Gen: pos.Gen, N: end}, nil
+	return frames, data, pos.N, LogPos{Gen: pos.Gen, N: end}, nil
 }
 
 // AppendLog implements LogBackend: one write and one fdatasync under the
 // session's exclusive lock.
 func (l *fileLog) AppendLog(ctx context.Context, session string, at LogPos, frames [][]byte) (LogPos, error) {
+	return l.appendBatch(ctx, session, at, encodeBatch(frames))
+}
+
+// appendBatch implements logRanger: AppendLog of a batch encodeBatch
+// encoded.
+func (l *fileLog) appendBatch(ctx context.Context, session string, at LogPos, buf []byte) (LogPos, error) {
 	unlock, err := l.lock(ctx, session, true)
 	if err != nil {
 		return at, err
@@ -174,7 +235,6 @@ func (l *fileLog) AppendLog(ctx context.Context, session string, at LogPos, fram
 	if err != nil {
 		return at, err
 	}
-	buf := encodeBatch(frames)
 	if len(buf)-batchHeader > maxBatchSize {
 		return at, errBatchTooLarge
 	}

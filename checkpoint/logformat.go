@@ -167,6 +167,19 @@ func blobFrame(a Addr, kind, codec byte, data []byte) []byte {
 	return putFrame(frameBlob, body)
 }
 
+// blobLoc is where a session's log holds an element: at is the byte
+// offset of its stored data in the log, or -1 when the store holds the
+// data in memory; n its length.
+type blobLoc struct {
+	at          int64
+	n           uint32
+	kind, codec byte
+}
+
+// blobDataOffset is where a blob frame's data starts: after the kind, the
+// checksum, the address, the element's kind and codec.
+const blobDataOffset = 5 + 32 + 2
+
 type storedBlob struct {
 	kind, codec byte
 	data        []byte
@@ -183,7 +196,12 @@ func parseBlob(body []byte) (Addr, storedBlob, error) {
 
 func (r *logRecord) encode() []byte {
 	meta, _ := json.Marshal(r.meta) // strings, numbers and times: cannot fail
-	b := make([]byte, 0, 64+len(meta)+len(r.info)+34*8)
+	n := 5 + 3*binary.MaxVarintLen64 + len(meta) + len(r.info) + 3*33
+	for l := range numLists {
+		d := &r.delta.lists[l]
+		n += 3*binary.MaxVarintLen64 + len(d.sets)*(binary.MaxVarintLen64+32) + len(d.add)*32
+	}
+	b := make([]byte, 5, n)
 	b = binary.AppendUvarint(b, uint64(len(meta)))
 	b = append(b, meta...)
 	b = binary.AppendUvarint(b, uint64(len(r.info)))
@@ -214,7 +232,9 @@ func (r *logRecord) encode() []byte {
 			b = append(append(b, 1), p[:]...)
 		}
 	}
-	return putFrame(frameRecord, b)
+	b[0] = frameRecord
+	binary.LittleEndian.PutUint32(b[1:5], crc32.Checksum(b[5:], castagnoli()))
+	return b
 }
 
 var errShort = errors.New("record ends early")
@@ -424,6 +444,25 @@ type logIndex struct {
 }
 
 const chunkLen = 64
+
+// addrs lists the addresses of every element of the checkpoint x indexes.
+func (x *logIndex) addrs() []Addr {
+	n := 1
+	for l := range numLists {
+		n += len(x.lists[l])
+	}
+	out := make([]Addr, 0, n+2)
+	out = append(out, x.head)
+	for _, p := range []*Addr{x.tr, x.st} {
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	for l := range numLists {
+		out = append(out, x.lists[l]...)
+	}
+	return out
+}
 
 func (x *logIndex) clone() *logIndex {
 	y := &logIndex{head: x.head, tr: x.tr, st: x.st}

@@ -12,27 +12,66 @@ import (
 	"hash"
 	"hash/crc32"
 	"slices"
+	"sort"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/redact"
 )
 
-// batch collects the frames of one save: the blobs it introduces.
+// batch collects the frames of one save, the blobs it introduces, laid
+// out as encodeBatch lays out a batch (its header, then each frame after
+// its length) as they are encoded: a save writes buf as it is, with no
+// copy of its frames and one checksum pass over each.
 type batch struct {
 	s       *LogStore
 	ss      *logSession
 	session string
 	r       *redact.Redactor
 	enc     *elemEncoder
-	frames  [][]byte
-	added   map[Addr]bool
-	bytes   int
+	buf     []byte
+	// blobs are the elements buf adds, by where their data lies in it;
+	// frames where each frame lies (start, end).
+	blobs  []addedBlob
+	frames [][2]int
+	added  map[Addr]bool
 	// h hashes addresses (codec.address), reset for each element.
 	h   hash.Hash
 	sum []byte
 	// sc tells the save's clean JSON values (see json).
 	sc *redact.Scope
 }
+
+// addedBlob is an element a batch adds: its data is buf[at:at+n].
+type addedBlob struct {
+	a           Addr
+	at, n       int
+	kind, codec byte
+}
+
+func newBatch(s *LogStore, ss *logSession, session string, r *redact.Redactor) *batch {
+	b, _ := s.batches.Get().(*batch)
+	if b == nil {
+		b = &batch{enc: newElemEncoder(), added: map[Addr]bool{}}
+	}
+	b.s, b.ss, b.session, b.r = s, ss, session, r
+	b.buf = append(b.buf[:0], make([]byte, batchHeader)...)
+	return b
+}
+
+// release returns b to the pool, unless the store holds on to its buffer.
+func (b *batch) release() {
+	if _, ok := b.s.b.(logRanger); !ok || cap(b.buf) > maxPooledBatch {
+		return // the store holds the elements' bytes in memory
+	}
+	s := b.s
+	b.s, b.ss, b.r, b.sc = nil, nil, nil, nil
+	b.blobs, b.frames = b.blobs[:0], b.frames[:0]
+	clear(b.added)
+	s.batches.Put(b)
+}
+
+// maxPooledBatch is the largest batch buffer kept for the next save.
+const maxPooledBatch = 8 << 20
 
 // json is redactJSON, with the check that finds most values clean done
 // in one scope for the whole save rather than one per value (a save of
@@ -54,19 +93,62 @@ func (b *batch) json(v json.RawMessage) json.RawMessage {
 // unless the session's log already holds it.
 func (b *batch) put(kind byte, data []byte) Addr {
 	a := b.address(kind, data)
-	if _, ok := b.ss.blobs[a]; !ok && !b.added[a] {
-		var f []byte
-		if b.s.codec.aead == nil {
-			f = plainBlobFrame(a, kind, data)
-		} else {
-			codec, stored := b.s.codec.sealBlob(b.session, a, data)
-			f = blobFrame(a, kind, codec, stored)
-		}
-		b.frames = append(b.frames, f)
-		b.added[a] = true
-		b.bytes += len(f)
+	if _, ok := b.ss.blobs[a]; ok || b.added[a] {
+		return a
 	}
+	codec := codecByte
+	if b.s.codec.aead != nil {
+		codec, data = b.s.codec.sealBlob(b.session, a, data)
+	}
+	start := b.frameStart(blobDataOffset + len(data))
+	b.buf = append(b.buf, frameBlob, 0, 0, 0, 0)
+	b.buf = append(b.buf, a[:]...)
+	b.buf = append(b.buf, kind, codec)
+	b.buf = append(b.buf, data...)
+	b.endFrame(start)
+	b.blobs = append(b.blobs, addedBlob{a: a, at: start + blobDataOffset, n: len(data), kind: kind, codec: codec})
+	b.added[a] = true
 	return a
+}
+
+// frameStart appends the length of the next frame, n bytes, and returns
+// where the frame starts.
+func (b *batch) frameStart(n int) int {
+	b.buf = binary.AppendUvarint(b.buf, uint64(n))
+	return len(b.buf)
+}
+
+// endFrame puts the checksum of the frame that starts at start and ends
+// buf.
+func (b *batch) endFrame(start int) {
+	binary.LittleEndian.PutUint32(b.buf[start+1:], crc32.Checksum(b.buf[start+5:], castagnoli()))
+	b.frames = append(b.frames, [2]int{start, len(b.buf)})
+}
+
+// appendFrame adds a frame as it is (a record).
+func (b *batch) appendFrame(f []byte) {
+	start := b.frameStart(len(f))
+	b.buf = append(b.buf, f...)
+	b.frames = append(b.frames, [2]int{start, len(b.buf)})
+}
+
+// seal fills in the batch header: buf is then encodeBatch of the frames.
+func (b *batch) seal() []byte {
+	buf := b.buf
+	buf[0], buf[1] = batchMagic0, batchMagic1
+	binary.LittleEndian.PutUint32(buf[2:], uint32(len(buf)-batchHeader))
+	binary.LittleEndian.PutUint32(buf[6:], crc32.Checksum(buf[batchHeader:], castagnoli()))
+	binary.LittleEndian.PutUint32(buf[10:], crc32.Checksum(buf[:10], castagnoli()))
+	return buf
+}
+
+// frameList returns the batch's frames, slices of buf.
+func (b *batch) frameList() [][]byte {
+	out := make([][]byte, len(b.frames))
+	for i, f := range b.frames {
+		out[i] = b.buf[f[0]:f[1]:f[1]]
+	}
+	return out
 }
 
 // address is codec.address with one hash for the whole save.
@@ -86,18 +168,6 @@ func (b *batch) address(kind byte, data []byte) Addr {
 	var a Addr
 	copy(a[:], b.h.Sum(b.sum[:0]))
 	return a
-}
-
-// plainBlobFrame is blobFrame(a, kind, codecByte, data) in one allocation
-// and one copy of data.
-func plainBlobFrame(a Addr, kind byte, data []byte) []byte {
-	f := make([]byte, 39+len(data))
-	f[0] = frameBlob
-	copy(f[5:], a[:])
-	f[37], f[38] = kind, codecByte
-	copy(f[39:], data)
-	binary.LittleEndian.PutUint32(f[1:5], crc32.Checksum(f[5:], castagnoli()))
-	return f
 }
 
 // listPlan is how one list of a save differs from the head's.
@@ -135,6 +205,12 @@ func unrecognised[T any](items, ref []T, base []Addr, same func(x, y *T) bool) [
 func planListAt[T any](b *batch, kind byte, items []T, changed []int, base []Addr, enc func(*T) ([]byte, error)) (listPlan, error) {
 	p := listPlan{d: listDelta{n: len(items)}}
 	m := min(len(items), len(base))
+	// The record keeps its delta as long as the session is open: no room
+	// to spare in it.
+	if k := len(changed) - sort.SearchInts(changed, m); k > 0 {
+		p.d.add = make([]Addr, 0, k)
+	}
+	p.changed = make([]int, 0, len(changed))
 	for _, i := range changed {
 		data, err := enc(&items[i])
 		if err != nil {
@@ -288,6 +364,9 @@ func (s *LogStore) saveOnce(ctx context.Context, c *Checkpoint, parent string) e
 			ref = ss.ref
 		}
 		hv, err := s.elem(name, ss, kindHead, base.head, head.meta.KeyID)
+		if errors.Is(err, errLogRewritten) {
+			return errRaced // read the log again
+		}
 		if err != nil {
 			return fmt.Errorf("session %s: checkpoint %s: %w", name, head.meta.ID, err)
 		}
@@ -297,7 +376,8 @@ func (s *LogStore) saveOnce(ctx context.Context, c *Checkpoint, parent string) e
 	// whatever the caller passes (a checkpoint built afresh, or a Clone of
 	// an older one, has none), so no writer can re-arm a token.
 	c.UsedNonces = unionNonces(ps.usedNonces, c.UsedNonces)
-	b := &batch{s: s, ss: ss, session: name, r: r, enc: newElemEncoder(), added: map[Addr]bool{}}
+	b := newBatch(s, ss, name, r)
+	defer b.release()
 	plans, next, err := s.plan(b, c, ref, base, &rec.delta)
 	if err != nil {
 		return err
@@ -320,17 +400,34 @@ func (s *LogStore) saveOnce(ctx context.Context, c *Checkpoint, parent string) e
 		events = s.transitions(name, ss, head, ref, plans[listSteps], c, m)
 	}
 	rf := rec.encode()
-	frames := append(b.frames, rf)
-	end, err := s.b.AppendLog(ctx, name, ss.pos, frames)
+	rec.size = len(rf)
+	b.appendFrame(rf)
+	var end LogPos
+	lr, ranged := s.b.(logRanger)
+	if ranged {
+		end, err = lr.appendBatch(ctx, name, ss.pos, b.seal())
+	} else {
+		end, err = s.b.AppendLog(ctx, name, ss.pos, b.frameList())
+	}
 	if errors.Is(err, ErrConflict) {
 		return errRaced // read again: a new head is a conflict then
 	}
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", name, err)
 	}
-	for _, f := range frames {
-		ss.apply(name, f)
+	// The session takes the batch in as reading it back from the log
+	// would (apply), without reading or parsing it again.
+	start := end.N - int64(len(b.buf))
+	for _, x := range b.blobs {
+		loc := blobLoc{at: -1, n: uint32(x.n), kind: x.kind, codec: x.codec}
+		if ranged {
+			loc.at = start + int64(x.at)
+		} else {
+			ss.data[x.a] = b.buf[x.at : x.at+x.n : x.at+x.n]
+		}
+		ss.blobs[x.a] = loc
 	}
+	ss.applyRecord(name, rec)
 	ss.pos = end
 	ss.ref = next(ref, m.ID)
 	c.SchemaVersion, c.ID, c.ParentID, c.Seq = SchemaVersion, m.ID, m.ParentID, m.Seq
@@ -407,14 +504,18 @@ func (s *LogStore) plan(b *batch, c *Checkpoint, ref refs, base *logIndex, d *lo
 	if r != nil && len(changed) > 0 {
 		// The messages to store are masked in one pass of the redactor
 		// (redactMessages), and stored from toStore's positions.
-		fresh := make([]compact.Message, len(changed))
-		for k, i := range changed {
-			fresh[k] = msgs[i]
-		}
-		fresh = redactMessages(r, fresh)
-		toStore = make([]compact.Message, len(msgs))
-		for k, i := range changed {
-			toStore[i] = fresh[k]
+		if len(changed) == len(msgs) { // all new: no copies to line them up
+			toStore = redactMessages(r, msgs)
+		} else {
+			fresh := make([]compact.Message, len(changed))
+			for k, i := range changed {
+				fresh[k] = msgs[i]
+			}
+			fresh = redactMessages(r, fresh)
+			toStore = make([]compact.Message, len(msgs))
+			for k, i := range changed {
+				toStore[i] = fresh[k]
+			}
 		}
 	}
 	plans[listMessages], err = planListAt(b, kindMessage, toStore, changed, base.lists[listMessages],

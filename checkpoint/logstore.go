@@ -57,13 +57,37 @@ type LogSetAsider interface {
 	SetAsideLog(ctx context.Context, session string) (where string, err error)
 }
 
+// logRanger is a LogBackend that reads its logs back by byte position
+// and takes a batch already encoded (FileStore's): the store then keeps
+// where each element lies in the log rather than its bytes, and a save
+// writes the batch it built without another copy.
+type logRanger interface {
+	// readLogAt is ReadLog with the byte offset of each frame in the log
+	// (-1 for a damage frame the backend made in place of damage).
+	readLogAt(ctx context.Context, session string, from LogPos) (frames [][]byte, offs []int64, end LogPos, err error)
+	// readAt fills buf from byte off of the session's log of generation
+	// gen: errLogRewritten when the log is now of another generation.
+	readAt(session, gen string, off int64, buf []byte) error
+	// appendBatch is AppendLog with the frames already encoded as one
+	// batch (encodeBatch).
+	appendBatch(ctx context.Context, session string, at LogPos, batch []byte) (LogPos, error)
+}
+
+// errLogRewritten: a log was rewritten (by a prune or a recover in
+// another process) between reading its index and reading an element
+// back; the operation reads the log again and starts over.
+var errLogRewritten = errors.New("the log was rewritten meanwhile")
+
 // LogStore is the Store over a LogBackend: content-addressed elements,
 // records that say what changed, compare-and-set saves. FileStore and
-// checkpoint/redis's Store are LogStores. A LogStore keeps what it has read
-// of a session's log in memory (about the log's size), so that the next
-// read or save takes only what was appended since; past maxCachedSessions
-// it forgets one to make room (which costs a full read of its log the next
-// time it is used).
+// checkpoint/redis's Store are LogStores. A LogStore keeps an index of
+// what it has read of a session's log in memory (each element's address
+// and place, each record's changes), so that the next read or save takes
+// only what was appended since; over a backend that reads its log back by
+// position (FileStore) the elements' bytes stay in the log and are read
+// back when a load needs them, elsewhere (Redis) they are held too. Past
+// maxCachedSessions it forgets a session to make room (which costs a full
+// read of its log the next time it is used).
 type LogStore struct {
 	b     LogBackend
 	opts  Options
@@ -80,6 +104,10 @@ type LogStore struct {
 
 	mu       sync.Mutex
 	sessions map[string]*logSession
+	// batches keeps the batches of saves a FileStore wrote (their
+	// buffers: a few hundred KB for a save of new content), so that a
+	// save makes no garbage of the size of what it writes.
+	batches sync.Pool
 }
 
 var _ Store = (*LogStore)(nil)
@@ -121,12 +149,20 @@ const maxCachedSessions = 64
 
 // logSession is what the store knows of one session's log.
 type logSession struct {
-	mu    sync.Mutex
-	pos   LogPos
-	blobs map[Addr]storedBlob
-	elems map[Addr]any
-	recs  []*logRecord
-	byID  map[string]int
+	mu  sync.Mutex
+	pos LogPos
+	// blobs says where the log holds each element. The bytes of an
+	// element stay in the log (read back when needed, see blobBytes)
+	// where the backend reads its log back by position (logRanger); other
+	// backends' elements are held in data.
+	blobs map[Addr]blobLoc
+	data  map[Addr][]byte
+	// elems caches decoded elements, up to elemCacheBytes of their
+	// encodings (elemBytes).
+	elems     map[Addr]any
+	elemBytes int
+	recs      []*logRecord
+	byID      map[string]int
 	// head is the index of the last record; nil when it cannot be known
 	// (a damaged record on the way to it).
 	head *logIndex
@@ -181,7 +217,7 @@ func (s *LogStore) session(name string) *logSession {
 
 func (ss *logSession) reset(pos LogPos) {
 	ss.pos = pos
-	ss.blobs = map[Addr]storedBlob{}
+	ss.blobs, ss.data = map[Addr]blobLoc{}, map[Addr][]byte{}
 	if ss.elems == nil {
 		ss.elems = map[Addr]any{}
 	}
@@ -200,7 +236,15 @@ func (ss *logSession) headRecord() *logRecord {
 // sync reads what was appended to the session's log since the last read.
 // It reports whether the session has a log.
 func (s *LogStore) sync(ctx context.Context, name string, ss *logSession) (bool, error) {
-	frames, end, err := s.b.ReadLog(ctx, name, ss.pos)
+	var frames [][]byte
+	var offs []int64
+	var end LogPos
+	var err error
+	if lr, ok := s.b.(logRanger); ok {
+		frames, offs, end, err = lr.readLogAt(ctx, name, ss.pos)
+	} else {
+		frames, end, err = s.b.ReadLog(ctx, name, ss.pos)
+	}
 	if errors.Is(err, ErrNotFound) {
 		ss.reset(LogPos{})
 		return false, nil
@@ -211,8 +255,12 @@ func (s *LogStore) sync(ctx context.Context, name string, ss *logSession) (bool,
 	if end.Gen != ss.pos.Gen {
 		ss.reset(LogPos{Gen: end.Gen})
 	}
-	for _, f := range frames {
-		ss.apply(name, f)
+	for i, f := range frames {
+		off := int64(-1)
+		if offs != nil {
+			off = offs[i]
+		}
+		ss.apply(name, f, off)
 	}
 	ss.pos = end
 	if err != nil && (len(ss.damage) == 0 || ss.damage[len(ss.damage)-1] != damageText(err)) {
@@ -223,8 +271,10 @@ func (s *LogStore) sync(ctx context.Context, name string, ss *logSession) (bool,
 	return true, nil
 }
 
-// apply takes one frame of the log into the session's state.
-func (ss *logSession) apply(name string, f []byte) {
+// apply takes one frame of the log into the session's state: off is its
+// byte offset in the log when the backend reads its log back by position
+// (the element's bytes are then left there), else -1 (they are kept).
+func (ss *logSession) apply(name string, f []byte, off int64) {
 	kind, body, err := checkFrame(f)
 	if err != nil {
 		desc, raw := fmt.Sprintf("a frame after checkpoint %s: %s", ss.lastID(), damageText(err)), f
@@ -247,7 +297,13 @@ func (ss *logSession) apply(name string, f []byte) {
 			ss.damage = append(ss.damage, damageText(err))
 			return
 		}
-		ss.blobs[a] = b
+		loc := blobLoc{at: -1, n: uint32(len(b.data)), kind: b.kind, codec: b.codec}
+		if off >= 0 {
+			loc.at = off + blobDataOffset
+		} else {
+			ss.data[a] = b.data
+		}
+		ss.blobs[a] = loc
 		return
 	}
 	r, err := parseRecord(body)
@@ -257,6 +313,11 @@ func (ss *logSession) apply(name string, f []byte) {
 		return
 	}
 	r.size = len(f)
+	ss.applyRecord(name, r)
+}
+
+// applyRecord takes one record of the log into the session's state.
+func (ss *logSession) applyRecord(name string, r *logRecord) {
 	i := len(ss.recs)
 	ss.recs = append(ss.recs, r)
 	ss.byID[r.meta.ID] = i
@@ -359,7 +420,13 @@ func (ss *logSession) indexOf(i int) (*logIndex, error) {
 
 // elem returns the decoded element at a, checking it against its address.
 func (s *LogStore) elem(name string, ss *logSession, kind byte, a Addr, keyID string) (any, error) {
-	b, ok := ss.blobs[a]
+	return s.elemFrom(name, ss, kind, a, keyID, nil)
+}
+
+// elemFrom is elem, taking the element's bytes from what prefetch returns
+// (see fetch), when it is not nil and they are there.
+func (s *LogStore) elemFrom(name string, ss *logSession, kind byte, a Addr, keyID string, prefetch func() (map[Addr][]byte, error)) (any, error) {
+	loc, ok := ss.blobs[a]
 	if d, lost := ss.lost[a]; !ok && lost {
 		return nil, fmt.Errorf("%w: element %x is damaged: %s", ErrCorrupt, a[:6], d)
 	}
@@ -373,10 +440,24 @@ func (s *LogStore) elem(name string, ss *logSession, kind byte, a Addr, keyID st
 	if v, ok := ss.elems[a]; ok {
 		return v, nil
 	}
-	if b.kind != kind {
-		return nil, fmt.Errorf("%w: element %x is a %q where a %q was expected", ErrCorrupt, a[:6], b.kind, kind)
+	if loc.kind != kind {
+		return nil, fmt.Errorf("%w: element %x is a %q where a %q was expected", ErrCorrupt, a[:6], loc.kind, kind)
 	}
-	data, err := s.codec.openBlob(name, a, b, keyID)
+	var got map[Addr][]byte
+	if prefetch != nil {
+		var err error
+		if got, err = prefetch(); err != nil {
+			return nil, err
+		}
+	}
+	stored, ok := got[a]
+	if !ok {
+		var err error
+		if stored, err = s.blobBytes(name, ss, a, loc); err != nil {
+			return nil, err
+		}
+	}
+	data, err := s.codec.openBlob(name, a, storedBlob{kind: loc.kind, codec: loc.codec, data: stored}, keyID)
 	if err != nil {
 		return nil, err
 	}
@@ -384,8 +465,89 @@ func (s *LogStore) elem(name string, ss *logSession, kind byte, a Addr, keyID st
 	if err != nil {
 		return nil, fmt.Errorf("%w: element %x: %v", ErrCorrupt, a[:6], err)
 	}
+	if ss.elemBytes+len(stored) > elemCacheBytes {
+		clear(ss.elems) // a small cache: what a load or a save needs again soon
+		ss.elemBytes = 0
+	}
 	ss.elems[a] = v
+	ss.elemBytes += len(stored)
 	return v, nil
+}
+
+// elemCacheBytes bounds a session's cache of decoded elements, by the
+// size of their encodings: a few checkpoints of a few hundred KB.
+const elemCacheBytes = 4 << 20
+
+// blobBytes returns the stored bytes of the element at a: held in memory,
+// or read back from the log.
+func (s *LogStore) blobBytes(name string, ss *logSession, a Addr, loc blobLoc) ([]byte, error) {
+	if loc.at < 0 {
+		return ss.data[a], nil
+	}
+	got, err := s.fetch(name, ss, []Addr{a})
+	if err != nil {
+		return nil, err
+	}
+	return got[a], nil
+}
+
+// fetch reads back from the log the bytes of the elements at addrs that
+// are not held in memory, in as few reads as their places allow: the
+// elements of one save lie side by side.
+func (s *LogStore) fetch(name string, ss *logSession, addrs []Addr) (map[Addr][]byte, error) {
+	lr, ok := s.b.(logRanger)
+	if !ok {
+		return nil, nil
+	}
+	type want struct {
+		a   Addr
+		loc blobLoc
+	}
+	var ws []want
+	seen := map[Addr]bool{}
+	for _, a := range addrs {
+		if seen[a] {
+			continue
+		}
+		if loc, ok := ss.blobs[a]; ok && loc.at >= 0 {
+			seen[a] = true
+			ws = append(ws, want{a, loc})
+		}
+	}
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(ws, func(x, y want) int { return cmpInt64(x.loc.at, y.loc.at) })
+	got := make(map[Addr][]byte, len(ws))
+	// A gap of up to fetchGap bytes between two elements is read rather
+	// than paid for with another read.
+	const fetchGap = 64 << 10
+	for i := 0; i < len(ws); {
+		from, to := ws[i].loc.at, ws[i].loc.at+int64(ws[i].loc.n)
+		j := i + 1
+		for ; j < len(ws) && ws[j].loc.at <= to+fetchGap; j++ {
+			to = max(to, ws[j].loc.at+int64(ws[j].loc.n))
+		}
+		buf := make([]byte, to-from)
+		if err := lr.readAt(name, ss.pos.Gen, from, buf); err != nil {
+			return nil, fmt.Errorf("session %s: read elements back from the log: %w", name, err)
+		}
+		for _, w := range ws[i:j] {
+			got[w.a] = buf[w.loc.at-from : w.loc.at-from+int64(w.loc.n) : w.loc.at-from+int64(w.loc.n)]
+		}
+		i = j
+	}
+	return got, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // materialize builds the checkpoint of record r over index x, with fresh
@@ -395,10 +557,29 @@ func (s *LogStore) materialize(name string, ss *logSession, r *logRecord, x *log
 	c := &Checkpoint{SchemaVersion: SchemaVersion, ID: m.ID, ParentID: m.ParentID, Seq: m.Seq, Session: m.Session,
 		Status: m.Status, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Hash: m.Hash}
 	ref := refs{id: m.ID}
-	get := func(kind byte, a Addr) (any, error) { return s.elem(name, ss, kind, a, m.KeyID) }
 	wrap := func(err error) (*Checkpoint, refs, error) {
 		return nil, refs{}, fmt.Errorf("session %s: checkpoint %s: %w", name, m.ID, err)
 	}
+	// The first element not decoded in the cache has the bytes of all of
+	// them read back, in as few reads as they allow.
+	var got map[Addr][]byte
+	fetched := false
+	prefetch := func() (map[Addr][]byte, error) {
+		if fetched {
+			return got, nil
+		}
+		fetched = true
+		var missing []Addr
+		for _, a := range x.addrs() {
+			if _, ok := ss.elems[a]; !ok {
+				missing = append(missing, a)
+			}
+		}
+		var err error
+		got, err = s.fetch(name, ss, missing)
+		return got, err
+	}
+	get := func(kind byte, a Addr) (any, error) { return s.elemFrom(name, ss, kind, a, m.KeyID, prefetch) }
 	hv, err := get(kindHead, x.head)
 	if err != nil {
 		return wrap(err)
@@ -521,6 +702,20 @@ func (s *LogStore) forget(session string) {
 
 // Latest implements Store.
 func (s *LogStore) Latest(ctx context.Context, session string) (*Checkpoint, error) {
+	return reread(func() (*Checkpoint, error) { return s.latest(ctx, session) })
+}
+
+// reread runs a read again while the log was rewritten under it.
+func reread(read func() (*Checkpoint, error)) (*Checkpoint, error) {
+	for try := 0; ; try++ {
+		c, err := read()
+		if !errors.Is(err, errLogRewritten) || try == maxRaceRetries {
+			return c, err
+		}
+	}
+}
+
+func (s *LogStore) latest(ctx context.Context, session string) (*Checkpoint, error) {
 	ss, err := s.locked(ctx, session)
 	if err != nil {
 		return nil, err
@@ -546,6 +741,10 @@ func (s *LogStore) Load(ctx context.Context, session, id string) (*Checkpoint, e
 	if err := checkIDs(session, id); err != nil {
 		return nil, err
 	}
+	return reread(func() (*Checkpoint, error) { return s.load(ctx, session, id) })
+}
+
+func (s *LogStore) load(ctx context.Context, session, id string) (*Checkpoint, error) {
 	ss, err := s.locked(ctx, session)
 	if err != nil {
 		return nil, err
@@ -599,7 +798,7 @@ func (s *LogStore) History(ctx context.Context, session string) ([]Meta, error) 
 	parent := ""
 	for i := len(ss.recs) - 1; i >= 0; i-- {
 		r := ss.recs[i]
-		if len(out) > 0 && out[len(out)-1].ParentID != r.meta.ID {
+		if len(out) > 0 && out[len(out)-1].ParentID != r.meta.ID && !ss.dropped(i+1) {
 			break
 		}
 		out = append(out, r.metaOut(r.meta.Codec))
@@ -618,6 +817,17 @@ func (s *LogStore) History(ctx context.Context, session string) ([]Meta, error) 
 		out = append(out, more...)
 	}
 	return out, nil
+}
+
+// dropped reports whether the parent of record i is a checkpoint Recover
+// left out (it did not load): i is then a full record, its parent is
+// nowhere in the log, and the log is not damaged.
+func (ss *logSession) dropped(i int) bool {
+	if i >= len(ss.recs) || len(ss.damage) > 0 || !ss.recs[i].full {
+		return false
+	}
+	_, stored := ss.byID[ss.recs[i].meta.ParentID]
+	return !stored
 }
 
 // logCheckpoints returns the meta of every checkpoint record the

@@ -82,24 +82,49 @@ func encodeMessageReflect(e *elemEncoder, m *compact.Message) ([]byte, error) {
 	return e.json(&st.Messages[0], rawOrEmpty(raw.buf))
 }
 
-// A batch's addresses and plain frames are the codec's.
+// A batch's addresses and frames are the codec's, and its bytes are
+// encodeBatch of its frames.
 func TestBatchAddressAndFrame(t *testing.T) {
 	for _, key := range [][]byte{nil, bytes.Repeat([]byte{7}, 32)} {
 		cd, err := newCodec(key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := &batch{s: &LogStore{codec: cd}}
+		s := &LogStore{codec: cd}
+		b := newBatch(s, &logSession{blobs: map[Addr]blobLoc{}}, "s1", nil)
 		for _, data := range [][]byte{nil, []byte("x"), bytes.Repeat([]byte("abc"), 1000)} {
 			for _, kind := range []byte{kindMessage, kindStep} {
 				a := b.address(kind, data)
 				if a != cd.address(kind, data) {
 					t.Fatalf("key %v kind %c: address differs from the codec's", key != nil, kind)
 				}
-				if key == nil && !bytes.Equal(plainBlobFrame(a, kind, data), blobFrame(a, kind, codecByte, data)) {
+				n := len(b.frames)
+				if b.put(kind, data) != a || len(b.frames) != n+1 {
+					t.Fatalf("kind %c: put did not add one frame", kind)
+				}
+				f := b.frameList()[n]
+				k, body, err := checkFrame(f)
+				if err != nil || k != frameBlob {
+					t.Fatalf("kind %c: frame does not check: %v", kind, err)
+				}
+				_, sb, _ := parseBlob(body)
+				if key == nil && !bytes.Equal(f, blobFrame(a, kind, codecByte, data)) {
 					t.Fatalf("kind %c: plain frame differs from blobFrame's", kind)
 				}
+				if key != nil {
+					plain, err := cd.openBlob("s1", a, sb, cd.keyID)
+					if err != nil || !bytes.Equal(plain, data) {
+						t.Fatalf("kind %c: sealed frame does not open to the data: %v", kind, err)
+					}
+				}
+				if x := b.blobs[len(b.blobs)-1]; !bytes.Equal(b.buf[x.at:x.at+x.n], sb.data) {
+					t.Fatalf("kind %c: the batch's place of the data is wrong", kind)
+				}
 			}
+		}
+		b.appendFrame((&logRecord{}).encode())
+		if got, want := b.seal(), encodeBatch(b.frameList()); !bytes.Equal(got, want) {
+			t.Fatal("the batch differs from encodeBatch of its frames")
 		}
 	}
 }

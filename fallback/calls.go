@@ -57,29 +57,77 @@ type call struct {
 	// to the end of Build. part is the index of the call's part in its
 	// message, where they are read from.
 	a *callArgs
-	// argDir is the directory a workdir or cwd argument names (see dir).
-	argDir string
 	// key is the call's key argument for display: a command, a path, a URL,
 	// a query.
 	key string
 	// target identifies what the call works on, to tell whether a later
 	// call on the same thing succeeded: a path, or a command's first
 	// pipeline stage.
-	target  string
-	files   []fileTouch
+	target string
+	files  []fileTouch
+	res    *result
+	// errs caches errors(): the result's lines that report a failure; nil
+	// until worked out.
+	errs []errLine
+	// words caches commandWords; nil until worked out.
+	words []string
+	// rare holds what few calls have (nil for most): a window holds a
+	// call per tool call, so every word of call counts.
+	rare    *callRare
+	part    int32
+	exec    bool // runs a command (as opposed to reading or editing a file directly)
+	mutates bool // edits, creates or deletes files
+	prose   bool // the key is prose (a question, a plan), not a name
+}
+
+// callRare is the part of a call that only edits and calls given a
+// directory have.
+type callRare struct {
+	// argDir is the directory a workdir or cwd argument names (see dir).
+	argDir  string
 	added   []string
 	removed []string // lines an edit took out, to tell changed lines from new ones
-	res     *result
-	// errs caches errors(): the result's lines that report a failure.
-	errs []errLine
-	// words caches commandWords.
-	words     []string
-	part      int32
-	exec      bool // runs a command (as opposed to reading or editing a file directly)
-	mutates   bool // edits, creates or deletes files
-	prose     bool // the key is prose (a question, a plan), not a name
-	errsDone  bool
-	wordsDone bool
+}
+
+// more returns c.rare, made if need be.
+func (c *call) more() *callRare {
+	if c.rare == nil {
+		c.rare = &callRare{}
+	}
+	return c.rare
+}
+
+// added returns the lines an edit added.
+func (c *call) added() []string {
+	if c.rare == nil {
+		return nil
+	}
+	return c.rare.added
+}
+
+// removed returns the lines an edit took out.
+func (c *call) removed() []string {
+	if c.rare == nil {
+		return nil
+	}
+	return c.rare.removed
+}
+
+// setLines sets the lines an edit added and took out.
+func (c *call) setLines(added, removed []string) {
+	if added == nil && removed == nil && c.rare == nil {
+		return
+	}
+	r := c.more()
+	r.added, r.removed = added, removed
+}
+
+// argDir returns the directory a workdir or cwd argument names.
+func (c *call) argDir() string {
+	if c.rare == nil {
+		return ""
+	}
+	return c.rare.argDir
 }
 
 // callArgs are a call's arguments, decoded: args, or argRaw when they are
@@ -214,8 +262,7 @@ func (c *call) describe() {
 		}
 		c.files = append(c.files, fileTouch{path, op})
 		c.mutates = op >= opEdit
-		c.added = addedLines(c.a.args)
-		c.removed = removedLines(c.a.args)
+		c.setLines(addedLines(c.a.args), removedLines(c.a.args))
 		return
 	}
 	switch {
@@ -231,8 +278,7 @@ func (c *call) describe() {
 		}
 		if patchFiles := applyPatchFiles(cmd); len(patchFiles) > 0 {
 			c.mutates = true
-			c.added = patchAdded(cmd)
-			c.removed = patchRemoved(cmd)
+			c.setLines(patchAdded(cmd), patchRemoved(cmd))
 			if len(patchFiles) > 0 {
 				c.target = patchFiles[0].path
 			}
@@ -252,8 +298,7 @@ func (c *call) describe() {
 		c.files = append(c.files, fileTouch{path, op})
 		c.mutates = op >= opEdit
 		if c.mutates {
-			c.added = addedLines(c.a.args)
-			c.removed = removedLines(c.a.args)
+			c.setLines(addedLines(c.a.args), removedLines(c.a.args))
 		}
 	case url != "":
 		c.key = url
@@ -264,8 +309,7 @@ func (c *call) describe() {
 	default:
 		if patch := argString(c.a.args, "input"); strings.Contains(patch, "*** Begin Patch") {
 			c.files = applyPatchFiles(patch)
-			c.added = patchAdded(patch)
-			c.removed = patchRemoved(patch)
+			c.setLines(patchAdded(patch), patchRemoved(patch))
 			c.mutates = len(c.files) > 0
 			if len(c.files) > 0 {
 				c.key, c.target = c.files[0].path, c.files[0].path
@@ -274,8 +318,7 @@ func (c *call) describe() {
 		}
 		if c.a.argRaw != "" && strings.Contains(c.a.argRaw, "*** Begin Patch") {
 			c.files = applyPatchFiles(c.a.argRaw)
-			c.added = patchAdded(c.a.argRaw)
-			c.removed = patchRemoved(c.a.argRaw)
+			c.setLines(patchAdded(c.a.argRaw), patchRemoved(c.a.argRaw))
 			c.mutates = len(c.files) > 0
 			if len(c.files) > 0 {
 				c.key, c.target = c.files[0].path, c.files[0].path
@@ -311,8 +354,8 @@ func (c *call) lineEdit(cmd string) {
 	body, _, _ = strings.Cut(body, "end_of_edit")
 	c.mutates = true
 	for _, l := range strings.Split(body, "\n") {
-		if t := strings.TrimSpace(l); meaningfulCode(t) && !contains(c.added, t) {
-			c.added = append(c.added, t)
+		if t := strings.TrimSpace(l); meaningfulCode(t) && !contains(c.added(), t) {
+			c.more().added = append(c.added(), t)
 		}
 	}
 	if c.res == nil {
@@ -987,8 +1030,8 @@ func similar(a, b string) bool {
 // dir returns the directory the call ran in: its workdir or cwd argument,
 // or a leading "cd dir &&" of its command.
 func (c *call) dir() string {
-	if c.argDir != "" {
-		return c.argDir
+	if d := c.argDir(); d != "" {
+		return d
 	}
 	if c.exec {
 		return cdDir(c.key)

@@ -13,7 +13,8 @@
 // (Config.MaxTokens) is then spent on the top of each section's ranking.
 //
 // Names. Every name the window holds (scan.go: paths, identifiers, dotted
-// and called names, URLs, hex ids, versions, long numbers) is indexed with
+// and called names, URLs, a markdown link's too, hex ids, versions, long
+// numbers) is indexed with
 // its salience (salience.go), from signals that hold for any agent and
 // project: who produced it (what the agent wrote into a file, passed to a
 // call or said, over what a tool printed), whether the agent acted on it

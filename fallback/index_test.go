@@ -179,3 +179,19 @@ func TestSentenceJoinIsNoName(t *testing.T) {
 	assert.NotContains(t, ctx, "call.We")
 	assert.NotContains(t, ctx, "page.Upon")
 }
+
+// A URL in a markdown link ("[#7](https://…)") is indexed whole, like a
+// bare one: agents write their reports with links, and the next turn
+// reaches for the URL, not the link text.
+func TestMarkdownLinkURLIsIndexed(t *testing.T) {
+	window := []compact.Message{
+		user("draft the release notes for 2.4"),
+		assistant("Here are the notes:\n\n- Retries back off exponentially ([#41](https://git.example.org/acme/relay/pull/41))\n- Docs: [the upgrade guide](https://docs.example.org/relay/upgrade-2.4).\n\nShall I commit them?"),
+		user("yes, commit them"),
+	}
+	h := build(t, window)
+	c := joined(h.CriticalContext)
+	assert.Contains(t, c, "https://git.example.org/acme/relay/pull/41", c)
+	assert.Contains(t, c, "https://docs.example.org/relay/upgrade-2.4", c)
+	assert.NotContains(t, c, "pull/41)", "the link's closing parenthesis is not the URL's")
+}

@@ -179,13 +179,13 @@ func (x *refIndex) wrote(path string, c *call, shown bool) {
 	if path == "" {
 		return
 	}
-	if len(c.added) == 0 {
+	if len(c.added()) == 0 {
 		return
 	}
 	st := x.get(refPath, path)
 	st.wrote = ""
 	// An import or a comment tells little of what the file now does.
-	if l := pickAdded(c.added, c.removed, 1)[0]; !shown && addedScore(l, c.removed) >= 0 {
+	if l := pickAdded(c.added(), c.removed(), 1)[0]; !shown && addedScore(l, c.removed()) >= 0 {
 		st.wrote = clip(l, maxWroteChars)
 	}
 }

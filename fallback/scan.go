@@ -88,12 +88,21 @@ var pathByte = newByteSet(`/\.~`)
 // scanCoarse classifies one whitespace-delimited token, splitting it
 // further where it is not a URL.
 func scanCoarse(t string, fn func(ref)) {
-	if k := strings.Index(t, "://"); k > 0 && isScheme(t[:k]) {
-		u := trimURL(t)
-		if len(u) > k+3 {
-			fn(ref{kind: refURL, text: u})
+	if k := strings.Index(t, "://"); k > 0 {
+		// A markdown link, "[#12](https://x/pull/12))", holds its text and
+		// its URL in one token: the scheme starts after the last "(" or
+		// "[", and what comes before is read on its own.
+		start := strings.LastIndexAny(t[:k], "([") + 1
+		if isScheme(t[start:k]) {
+			if start > 0 {
+				classify(t[:start], fn)
+			}
+			u := trimURL(t[start:])
+			if len(u) > k-start+3 {
+				fn(ref{kind: refURL, text: u})
+			}
+			return
 		}
-		return
 	}
 	// '=' and '!' separate assignments and flags (file=@x.pl, --out=dir/x).
 	for t != "" {

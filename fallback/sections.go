@@ -294,7 +294,7 @@ func (w *window) buildActions(d *draft) {
 					out = clip(out, maxShortOutcome)
 				}
 				text = clip(w.label(ev.call), maxShortKey) + " → " + out
-				if names, _ := testNames(ev.call.added); len(names) >= minTestNames {
+				if names, _ := testNames(ev.call.added()); len(names) >= minTestNames {
 					text += "\n+ tests: " + clip(strings.Join(names, "; "), maxTestNamesChars)
 				}
 			}
@@ -396,14 +396,14 @@ func (w *window) actionText(c *call) string {
 	b.WriteString(outcome(c))
 	// Tests an edit adds are listed by name, on one line: their names say
 	// what the code must do.
-	names, rest := testNames(c.added)
+	names, rest := testNames(c.added())
 	if len(names) >= minTestNames {
 		b.WriteString("\n+ tests: ")
 		b.WriteString(clip(strings.Join(names, "; "), maxTestNamesChars))
 	} else {
-		rest = c.added
+		rest = c.added()
 	}
-	shown := pickAdded(rest, c.removed, maxAddedLines)
+	shown := pickAdded(rest, c.removed(), maxAddedLines)
 	for _, l := range shown {
 		b.WriteString("\n+ ")
 		b.WriteString(clip(l, maxAddedChars))
@@ -691,12 +691,15 @@ func (c *call) listing() bool {
 // commandWords returns the words of a command call's first simple
 // command, without a leading cd or variable assignments, worked out once.
 func (c *call) commandWords() []string {
-	if !c.wordsDone {
+	if c.words == nil {
 		words := shellWords(firstSegment(stripCD(c.key)))
 		for len(words) > 0 && strings.Contains(words[0], "=") {
 			words = words[1:]
 		}
-		c.words, c.wordsDone = words, true
+		if words == nil {
+			words = []string{} // worked out: none
+		}
+		c.words = words
 	}
 	return c.words
 }
@@ -711,8 +714,10 @@ func firstSegment(cmd string) string {
 // errors returns the lines of the call's result that report a failure,
 // worked out once.
 func (c *call) errors() []errLine {
-	if !c.errsDone {
-		c.errs, c.errsDone = c.findErrors(), true
+	if c.errs == nil {
+		if c.errs = c.findErrors(); c.errs == nil {
+			c.errs = []errLine{} // worked out: none
+		}
 	}
 	return c.errs
 }
@@ -734,13 +739,13 @@ func (c *call) findErrors() []errLine {
 	// A call that succeeded is read at its start and end only: an error
 	// line in the middle of a long, successful output is rarely the point.
 	errs := errorLines(c.res.text, !c.failed(), c.failed())
-	if c.mutates && !c.failed() && len(c.added) > 0 {
+	if c.mutates && !c.failed() && len(c.added()) > 0 {
 		// An edit that worked and echoes what it wrote (a diff, the
 		// edited lines numbered) reports the lines it added, not a
 		// failure, though they raise or log one.
 		kept := errs[:0]
 		for _, e := range errs {
-			if !echoesAdded(e.text, c.added) {
+			if !echoesAdded(e.text, c.added()) {
 				kept = append(kept, e)
 			}
 		}
@@ -1274,7 +1279,7 @@ func (w *window) indexRefs() *refIndex {
 				quotes.Find(head, func(_, id int) { x.quote(c.resolve(f), quotes.Phrase(id).Text) })
 			}
 			x.scan(c.key, c.msg, srcArgs, git)
-			for _, l := range c.added {
+			for _, l := range c.added() {
 				x.scan(l, c.msg, srcEdit, false)
 			}
 			if c.res != nil {

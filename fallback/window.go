@@ -231,7 +231,9 @@ func analyze(msgs *messages, mask func(string) string) *window {
 				args.decode(msgs.at(c.msg).Parts[c.part].ToolCall.Arguments, mask)
 				c.a = &args
 			}
-			c.argDir = c.dirArg()
+			if d := c.dirArg(); d != "" {
+				c.more().argDir = d
+			}
 			c.describe()
 			w.noteTodosAndPlans(c)
 			if d := c.workdir(); d != "" {

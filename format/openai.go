@@ -141,6 +141,7 @@ func readOpenAIChatSpans(r io.Reader, rs *readState) (t compact.Transcript, ok b
 		}
 	}()
 	var batches [][]compact.Message
+	var shared sharedStrings
 	n := 0
 	doc, ok := streamDoc(r, []string{"messages"}, func(items []docItem) error {
 		for _, it := range items {
@@ -159,6 +160,9 @@ func readOpenAIChatSpans(r io.Reader, rs *readState) (t compact.Transcript, ok b
 			return err
 		}); err != nil {
 			return err
+		}
+		for i := range batch {
+			shared.share(&batch[i])
 		}
 		batches = append(batches, batch)
 		n += len(batch)
@@ -345,7 +349,17 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int, valid bool) (co
 	if err != nil {
 		return m, err
 	}
-	m.Parts = append(m.Parts, parts...)
+	// One slice of the parts, sized for all of them: a long transcript
+	// holds one per message.
+	switch more := len(o.ToolCalls) + boolInt(o.FunctionCall != nil); {
+	case more > 0:
+		n := len(m.Parts) + len(parts) + more + boolInt(o.Refusal != nil && *o.Refusal != "")
+		m.Parts = append(append(make([]compact.Part, 0, n), m.Parts...), parts...)
+	case m.Parts == nil && len(parts) > 0 && len(parts) == cap(parts):
+		m.Parts = parts // a slice of its own (openAIContent's)
+	default:
+		m.Parts = append(m.Parts, parts...)
+	}
 	if o.Refusal != nil && *o.Refusal != "" && !hasText(parts, *o.Refusal) {
 		m.Parts = append(m.Parts, compact.Part{Type: compact.PartText, Text: *o.Refusal})
 	}
@@ -909,6 +923,13 @@ func sniffOpenAIChatJSONL(head []byte) int {
 				return s - 10
 			}
 		}
+	}
+	return 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
 	return 0
 }

@@ -186,9 +186,11 @@ func detach(m *compact.Message, buf []byte) {
 			}
 		}
 	}
-	role := string(m.Role)
-	str(&role)
-	m.Role = compact.Role(role)
+	if m.Role = knownRole(m.Role); !isKnownRole(m.Role) {
+		role := string(m.Role)
+		str(&role)
+		m.Role = compact.Role(role)
+	}
 	str(&m.ID)
 	str(&m.Name)
 	for i := range m.ToolCallIDs {
@@ -222,5 +224,74 @@ func (rs *readState) keep(m *compact.Message, raw []byte) {
 	rs.addSource(&m.Source, raw, sp, ok)
 	if len(m.Source.Spans) > 0 {
 		detach(m, raw)
+	}
+}
+
+// knownRole returns the Role constant r equals, or r: a role read from a
+// record is then not held as a copy per message (a long transcript holds
+// one per record otherwise).
+func knownRole(r compact.Role) compact.Role {
+	switch r {
+	case compact.RoleSystem:
+		return compact.RoleSystem
+	case compact.RoleDeveloper:
+		return compact.RoleDeveloper
+	case compact.RoleUser:
+		return compact.RoleUser
+	case compact.RoleAssistant:
+		return compact.RoleAssistant
+	case compact.RoleTool:
+		return compact.RoleTool
+	}
+	return r
+}
+
+// isKnownRole reports whether r is one of the Role constants' own strings.
+func isKnownRole(r compact.Role) bool {
+	return len(r) > 0 && unsafe.StringData(string(r)) == unsafe.StringData(string(knownRole(r)))
+}
+
+// sharedStrings shares equal strings between the messages of one read:
+// tool names, which repeat across a transcript's calls, and the call id a
+// tool-role message answers with, equal to the id of the call before it.
+// A long transcript then holds each once instead of once per record.
+type sharedStrings struct {
+	names   map[string]string
+	pending map[string]string // ids of calls not answered yet
+}
+
+// maxSharedName bounds the names kept for sharing.
+const maxSharedName = 64
+
+// share points m's tool names and answered call ids at the equal strings
+// seen before. Messages must come in transcript order.
+func (s *sharedStrings) share(m *compact.Message) {
+	for _, p := range m.Parts {
+		tc := p.ToolCall
+		if tc == nil {
+			continue
+		}
+		if n := tc.Name; n != "" && len(n) <= maxSharedName {
+			if s.names == nil {
+				s.names = map[string]string{}
+			}
+			if seen, ok := s.names[n]; ok {
+				tc.Name = seen
+			} else {
+				s.names[n] = n
+			}
+		}
+		if tc.ID != "" {
+			if s.pending == nil {
+				s.pending = map[string]string{}
+			}
+			s.pending[tc.ID] = tc.ID
+		}
+	}
+	for i, id := range m.ToolCallIDs {
+		if seen, ok := s.pending[id]; ok {
+			m.ToolCallIDs[i] = seen
+			delete(s.pending, id)
+		}
 	}
 }
