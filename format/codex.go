@@ -313,7 +313,15 @@ func (c *cxReader) add(raw []byte, n int) error {
 	if l.Payload != nil {
 		payloadType = cmp.Or(l.Payload.Type, payloadType)
 	}
+	var other []string
+	if l.Type == cxResponseItem && payloadType == "message" && l.Payload.Content == nil {
+		other = unknownContent(jsonscan.Lookup(raw, "payload"), "content")
+	}
 	switch {
+	case other != nil:
+		// Read empty, its text would be lost without a word.
+		c.rs.unreadRecord(n, cxResponseItem+":message", noContentWhy(other, "content"))
+		c.record(cxResponseItem+":message", raw, false)
 	case l.Type == cxResponseItem:
 		if l.Payload == nil || !c.item(l.Payload, raw, n, "cx", false) {
 			if !codexMetaItems[payloadType] {

@@ -42,6 +42,21 @@ func init() {
 	})
 }
 
+// gemContentFields are the fields of a message that carry what it says;
+// gemUnread is the Record.Type of a user or model turn with none of them
+// but other fields.
+var gemContentFields = []string{"content", "thoughts", "toolCalls"}
+
+const gemUnread = "unread"
+
+// gemWhy says why a record gemRecord did not read as a message is kept.
+func gemWhy(raw []byte, typ string) string {
+	if typ == gemUnread {
+		return noContentWhy(unknownContent(raw, gemContentFields...), gemContentFields...)
+	}
+	return "not a Gemini CLI message"
+}
+
 type gemMessage struct {
 	ID        string        `json:"id"`
 	Type      string        `json:"type"`
@@ -137,8 +152,8 @@ func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
 			return compact.Transcript{}, &Error{File: name, Format: GeminiCLI, Offset: -1, Msg: fmt.Sprintf("messages[%d]", i), Err: err}
 		}
 		if m == nil {
-			if typ == "invalid" || typ == "unknown" {
-				rs.unreadRecord(0, typ, "not a Gemini CLI message")
+			if typ == "invalid" || typ == "unknown" || typ == gemUnread {
+				rs.unreadRecord(0, typ, fmt.Sprintf("messages[%d]: %s", i, gemWhy(raw, typ)))
 			}
 			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: typ, Raw: raw})
 			continue
@@ -178,6 +193,12 @@ func gemRecord(raw []byte) (*compact.Message, string, error) {
 	}
 	if err := gemContentType(gm.Content); err != nil {
 		return nil, "", err
+	}
+	if gm.Content == nil && gm.Thoughts == nil && gm.ToolCalls == nil {
+		if other := unknownContent(raw, gemContentFields...); other != nil {
+			// Read empty, its text would be lost without a word.
+			return nil, gemUnread, nil
+		}
 	}
 	m := &compact.Message{ID: gm.ID, Role: role, Parts: gemParts(&gm), Source: compact.Source{Records: []json.RawMessage{raw}}}
 	markHandoff(m)
@@ -299,8 +320,8 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 			return jsonError(rs.name, GeminiCLI, n, err, "a Gemini CLI session line")
 		}
 		if m == nil {
-			if typ == "invalid" || typ == "unknown" {
-				rs.unreadRecord(n, typ, "not a Gemini CLI message")
+			if typ == "invalid" || typ == "unknown" || typ == gemUnread {
+				rs.unreadRecord(n, typ, gemWhy(raw, typ))
 			}
 			pending = append(pending, compact.Record{Type: typ, Raw: raw})
 			return nil
