@@ -166,7 +166,7 @@ func (l *fileLog) readAt(session, g string, off int64, buf []byte) error {
 		return err
 	}
 	if gen(st) != g {
-		return fmt.Errorf("%w: the log was rewritten meanwhile", ErrConflict)
+		return errLogRewritten
 	}
 	_, err = f.ReadAt(buf, off)
 	return err

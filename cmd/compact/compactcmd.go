@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -46,6 +47,7 @@ type compactOptions struct {
 	focus          string
 	force          bool
 	output         string
+	inPlace        bool
 	report         string
 	handoff        string
 	// checkpointing the result (--checkpoint STORE --session ID)
@@ -63,6 +65,7 @@ func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	compactionFlags(fs, o)
 	fs.StringVar(&o.as, "format", "", "read as format `NAME` instead of detecting it ("+formatNames(true)+")")
 	fs.StringVar(&o.output, "o", "", "write the compacted transcript to `FILE` (atomically) instead of stdout")
+	fs.BoolVar(&o.inPlace, "in-place", false, inPlaceUsage)
 	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE`")
 	fs.StringVar(&o.handoff, "handoff", "", "also write the rendered handoff to `FILE` (empty when none was written)")
 	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
@@ -83,11 +86,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	// Every output is checked before any work, and written all or none.
-	var res compactor.Result
-	var rep *compactReport
-	outs, reportOnly := o.outputs(e, &res, &rep)
-	if err := outs.check(); err != nil {
+	if err := o.checkInPlace(pos); err != nil {
 		return err
 	}
 	in, err := openInput(e, pos)
@@ -95,6 +94,19 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
+	if o.session != "" {
+		e.guardStore(checkpointStoreSpec(e, o.checkpointStore))
+	}
+	// Every output is checked before any work, and written all or none;
+	// none may replace the input (but -o with --in-place) or lie in the
+	// checkpoint store.
+	var res compactor.Result
+	var rep *compactReport
+	outs, reportOnly := o.outputs(e, &res, &rep)
+	if err := outs.check(); err != nil {
+		return err
+	}
+	transcriptOut := outs.files[0]
 	if n := in.size(); n > 0 && e.budget != nil {
 		e.budget(n)
 	}
@@ -152,6 +164,9 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		}
 		return cerr
 	}
+	// In place, a transcript left as it was is not rewritten: an agent
+	// appending to it keeps its file.
+	transcriptOut.skip = o.inPlace && !res.Changed() && !o.redactKept
 	if err := outs.commit(); err != nil {
 		return err
 	}
@@ -164,16 +179,17 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 // compaction failed. The writers read *res and *rep when they run.
 func (o *compactOptions) outputs(e *env, res *compactor.Result, rep **compactReport) (all, reportOnly *outputSet) {
 	all, reportOnly = &outputSet{}, &outputSet{}
-	all.add(e, o.output, func(w io.Writer) error {
+	out := all.add(e, "-o", o.output, func(w io.Writer) error {
 		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
 	})
+	out.replacesInput, out.inPlaceFlag = o.inPlace, "--in-place"
 	if o.report != "" {
 		write := func(w io.Writer) error { return (*rep).write(w) }
-		all.add(e, o.report, write)
-		reportOnly.add(e, o.report, write)
+		all.add(e, "--report", o.report, write)
+		reportOnly.add(e, "--report", o.report, write)
 	}
 	if o.handoff != "" {
-		all.add(e, o.handoff, func(w io.Writer) error {
+		all.add(e, "--handoff", o.handoff, func(w io.Writer) error {
 			if res.Handoff == nil {
 				return nil
 			}
@@ -205,6 +221,32 @@ func (o *compactOptions) check() error {
 	}
 	if _, err := compactor.ParseStrategy(o.summarizer); err != nil {
 		return usageErrorf("--summarizer: %w", err)
+	}
+	return nil
+}
+
+const inPlaceUsage = "write the compacted transcript over the input FILE (atomically; same as -o FILE, which is refused without this flag). An agent still appending to FILE loses what it writes after the read"
+
+// checkInPlace checks --in-place against the input and -o, and makes the
+// input the output: -o naming the input is refused without it.
+func (o *compactOptions) checkInPlace(pos []string) error {
+	if !o.inPlace {
+		return nil
+	}
+	if len(pos) != 1 || pos[0] == "-" {
+		return usageErrorf("--in-place needs a FILE to replace, not stdin")
+	}
+	switch {
+	case o.output == "":
+		o.output = pos[0]
+	case o.output == "-":
+		return usageErrorf("--in-place writes over the input FILE; -o - writes to stdout: drop one")
+	default:
+		a, errA := os.Stat(o.output)
+		b, errB := os.Stat(pos[0])
+		if errA != nil || errB != nil || !os.SameFile(a, b) {
+			return usageErrorf("--in-place writes over the input %s; -o names another file (%s): drop one", pos[0], o.output)
+		}
 	}
 	return nil
 }

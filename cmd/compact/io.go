@@ -71,11 +71,126 @@ func openInput(e *env, args []string) (*input, error) {
 	if err != nil {
 		return nil, badInput(err)
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
 		f.Close()
 		return nil, usageErrorf("%s is a directory (use \"compact batch\" for directories)", args[0])
 	}
+	if err == nil && e != nil {
+		e.guardFile(args[0], st)
+	}
 	return &input{Reader: f, name: args[0], closer: f}, nil
+}
+
+// guard is something a run reads that none of its outputs may replace:
+// the input file (compared by device and inode, so a link or another path
+// to it counts) or a checkpoint store's directory (no output inside it).
+type guard struct {
+	name string      // as the user gave it, for messages
+	file os.FileInfo // the input file, or nil
+	dir  string      // the store's directory, absolute, links resolved
+}
+
+// guardFile records the input file name (its FileInfo st): an output that
+// is the same file is refused (outputSet.check).
+func (e *env) guardFile(name string, st os.FileInfo) {
+	e.guards = append(e.guards, guard{name: name, file: st})
+}
+
+// guardStore records a checkpoint store spec when it names a directory
+// (a store that does not exist yet included): an output at or under it is
+// refused.
+func (e *env) guardStore(spec string) {
+	if strings.Contains(spec, "://") {
+		return // Redis
+	}
+	if dir := realAbs(spec); dir != "" {
+		e.guards = append(e.guards, guard{name: spec, dir: dir})
+	}
+}
+
+// realAbs is path made absolute with the links of its longest existing
+// prefix resolved, or "" when it cannot be made absolute.
+func realAbs(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	var rest []string
+	for p := abs; ; {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// within reports whether path is dir or lies under it (both absolute and
+// clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// refusal returns the usage error for output f when it would replace what
+// g guards, else nil.
+func (g guard) refusal(f *outputFile) error {
+	if g.file != nil {
+		st, err := os.Stat(f.real)
+		if err != nil || !os.SameFile(st, g.file) || f.replacesInput {
+			return nil
+		}
+		same := ""
+		if filepath.Clean(f.path) != filepath.Clean(g.name) {
+			same = " (the same file)"
+		}
+		return usageErrorf("%s %s is the input %s%s: writing it would replace the transcript being read; %s",
+			f.flag, f.path, g.name, same, f.inputHint())
+	}
+	if within(realAbs(f.path), g.dir) {
+		return usageErrorf("%s %s lies inside the checkpoint store %s: writing it there would damage the store; write it outside the store",
+			f.flag, f.path, g.name)
+	}
+	return nil
+}
+
+// inputHint says what to do instead of writing over the input.
+func (f *outputFile) inputHint() string {
+	switch {
+	case f.inPlaceFlag != "":
+		return "write to another file, or pass " + f.inPlaceFlag + " to replace the input (an agent still appending to it would lose what it writes after the read)"
+	case f.flag == "-o":
+		return "write to another file (and rename it over the input afterwards if that is what you want)"
+	}
+	return "name another file"
+}
+
+// checkOutput refuses, before any work, an output path (named by flag)
+// that would replace what e guards; the write checks it again.
+func (e *env) checkOutput(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	f := &outputFile{path: path, real: path, flag: flag}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		f.real = real
+	}
+	return refusal(e.guards, f)
+}
+
+// refusal returns the first guard's refusal of f, or nil.
+func refusal(guards []guard, f *outputFile) error {
+	for _, g := range guards {
+		if err := g.refusal(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeOutput runs write against stdout, or, when path is set, against a
@@ -84,7 +199,7 @@ func openInput(e *env, args []string) (*input, error) {
 // half-written output.
 func writeOutput(e *env, path string, write func(io.Writer) error) error {
 	var o outputSet
-	o.add(e, path, write)
+	o.add(e, "-o", path, write)
 	if err := o.check(); err != nil {
 		return err
 	}
@@ -109,10 +224,21 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // temporary files are ready and before they are renamed.
 type outputSet struct {
 	files []*outputFile
+	// guards are what the outputs may not replace (env.guards), read at
+	// check time.
+	guards *[]guard
 }
 
 type outputFile struct {
-	path   string // as given, for messages
+	path string // as given, for messages
+	flag string // the flag that named it ("-o", "--report"), for messages
+	// replacesInput allows the output to be the input file (--in-place);
+	// inPlaceFlag names that flag when the command has one, for messages.
+	replacesInput bool
+	inPlaceFlag   string
+	// skip drops the output from commit (an in-place output with nothing
+	// to change: the input stays untouched).
+	skip   bool
 	real   string // symlinks resolved: the file that is replaced
 	stdout io.Writer
 	device bool
@@ -123,18 +249,28 @@ type outputFile struct {
 	tmpFile *os.File
 }
 
-// add registers an output: path "" or "-" is e's stdout.
-func (o *outputSet) add(e *env, path string, write func(io.Writer) error) {
-	out := &outputFile{path: path, real: path, write: write}
-	if (path == "" || path == "-") && e != nil {
-		out.stdout = e.stdout
+// add registers an output named by flag ("-o" when empty): path "" or "-"
+// is e's stdout. With e set, the output may not replace what e guards (the
+// input, a checkpoint store).
+func (o *outputSet) add(e *env, flag, path string, write func(io.Writer) error) *outputFile {
+	if flag == "" {
+		flag = "-o"
+	}
+	out := &outputFile{path: path, real: path, flag: flag, write: write}
+	if e != nil {
+		if path == "" || path == "-" {
+			out.stdout = e.stdout
+		}
+		o.guards = &e.guards
 	}
 	o.files = append(o.files, out)
+	return out
 }
 
 // check resolves each path and reports the first that cannot be written:
 // a directory, a missing or read-only parent directory, two outputs that
-// name one file.
+// name one file, an output that is the input or lies in a checkpoint
+// store the run reads (a usage error: nothing is written).
 func (o *outputSet) check() error {
 	seen := map[string]string{}
 	for _, f := range o.files {
@@ -144,6 +280,11 @@ func (o *outputSet) check() error {
 		// A link is followed, so the file it names is replaced, not the link.
 		if real, err := filepath.EvalSymlinks(f.path); err == nil {
 			f.real = real
+		}
+		if o.guards != nil {
+			if err := refusal(*o.guards, f); err != nil {
+				return err
+			}
 		}
 		abs, err := filepath.Abs(f.real)
 		if err != nil {
@@ -194,14 +335,14 @@ func (o *outputSet) commit() (err error) {
 		}
 	}()
 	for _, f := range o.files {
-		if f.stdout == nil && !f.device {
+		if f.stdout == nil && !f.device && !f.skip {
 			if err := f.writeTemp(); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range o.files {
-		if f.stdout != nil || f.device {
+		if (f.stdout != nil || f.device) && !f.skip {
 			if err := f.writeDirect(); err != nil {
 				return err
 			}

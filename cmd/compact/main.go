@@ -37,6 +37,9 @@ type env struct {
 	// many bytes (setMemoryBudget): the process's collector is global, so
 	// only main sets one; nil in tests.
 	budget func(inputBytes int64)
+	// guards are what the run reads that its outputs may not replace:
+	// the input file (openInput), a checkpoint store (openStore).
+	guards []guard
 }
 
 type command struct {
