@@ -229,7 +229,27 @@ func Lookup(name Name) (Format, bool) {
 }
 
 // Detect returns the format of the input whose first bytes are head.
+//
+// A head that is the start of a JSON document cut short before anything
+// telling is complete (a first message longer than SniffSize) is sniffed
+// again closed where it was cut (closeCut), so the structure before the cut
+// decides.
 func Detect(head []byte) (Format, error) {
+	best, bestScore := bestSniff(head)
+	if bestScore == 0 {
+		if closed, _, ok := closeCut(head); ok {
+			best, bestScore = bestSniff(closed)
+		}
+	}
+	if bestScore == 0 {
+		return Format{}, fmt.Errorf("%w (tried %s)", ErrUnknownFormat, triedNames())
+	}
+	return best, nil
+}
+
+// bestSniff returns the format whose Sniff scores head highest, and the
+// score (0: none).
+func bestSniff(head []byte) (Format, int) {
 	var best Format
 	bestScore := 0
 	for _, f := range registry {
@@ -240,10 +260,7 @@ func Detect(head []byte) (Format, error) {
 			best, bestScore = f, s
 		}
 	}
-	if bestScore == 0 {
-		return Format{}, fmt.Errorf("%w (tried %s)", ErrUnknownFormat, triedNames())
-	}
-	return best, nil
+	return best, bestScore
 }
 
 func triedNames() string {

@@ -800,13 +800,20 @@ func chatEvidenceOf(items [][]byte) chatEvidence {
 	var ev chatEvidence
 	for _, it := range items {
 		keys := recordKeys(it)
+		_, cut := keys[cutKey]
+		delete(keys, cutKey)
 		var role string
-		if keys == nil || json.Unmarshal(keys["role"], &role) != nil || role == "" {
+		_, hasRole := keys["role"]
+		// A message cut off by the head (closeCut) before its "role" (a
+		// long "content" first) is a message as far as it goes.
+		roleAhead := cut && !hasRole && keys["content"] != nil
+		if !roleAhead && (keys == nil || json.Unmarshal(keys["role"], &role) != nil || role == "") {
 			ev.others++
 			continue
 		}
 		ev.messages++
 		switch {
+		case role == "":
 		case openaiOnlyRoles[role]:
 			ev.openai++
 		case role != "user" && role != "assistant":

@@ -48,6 +48,8 @@ type textStreamer struct {
 	timer      *time.Timer
 	// flushes counts the stall flushes that wrote something.
 	flushes int
+	// keyOpen: the last window ended inside a private key's body.
+	keyOpen bool
 
 	s     *Scope
 	w     io.Writer
@@ -83,7 +85,9 @@ func (s *Scope) RedactText(text string) (string, []Finding) {
 // text, provided no multi-line construct — a PEM body, a YAML block, a
 // Kubernetes manifest's data — reaches further than a MiB, and no mask
 // the input already holds lies more than a MiB ahead of the first secret
-// numbered after it). Each finding is passed to found, if set, as it is
+// numbered after it; a private key whose body is longer than a MiB is
+// masked in pieces, each piece a mask, where RedactText writes one). Each
+// finding is passed to found, if set, as it is
 // written: Start and End are byte offsets into the stream, Line and
 // Column (1-based, in bytes) where it starts. An error from r, w or found
 // stops the stream.
@@ -197,7 +201,11 @@ func (ts *textStreamer) run(s *Scope, w io.Writer, r io.Reader, found func(Findi
 		v := newLinesView(text)
 		spans := s.r.findInView(text, v, s.m)
 		v.release()
+		if ts.keyOpen {
+			spans = ts.keyRest(text, spans, ts.done-base)
+		}
 		cut := end
+		ts.keyOpen = false
 		if !eof {
 			limit := end - ts.overlap
 			cut = base + ts.cutAt(text, spans, ts.done-base, limit-base)
@@ -273,10 +281,52 @@ func (ts *textStreamer) cutAt(text string, spans []cand, lo, limit int) int {
 		}
 		p = spans[i].start
 	}
-	if i, ok := crossing(limit); ok && spans[i].end < len(text) {
+	i, ok := crossing(limit)
+	if ok && spans[i].end < len(text) {
 		return spans[i].end
 	}
+	// A private key runs on past the window: the next window, which
+	// starts in its body with no BEGIN line in sight, masks the rest.
+	ts.keyOpen = ok && spans[i].rule.label == "private-key"
 	return limit
+}
+
+// keyRest adds to spans, found in a window that starts inside the body of
+// a private key (keyOpen: it ran on past the last window), the rest of
+// that body from lo: its base64 lines up to the END line or whatever else
+// stops them. The key is masked in pieces where the whole text shows one
+// (a body longer than the overlap), but none of it is let out.
+func (ts *textStreamer) keyRest(text string, spans []cand, lo int) []cand {
+	e := truncatedPEMEnd(text, lo)
+	if k := strings.Index(text[lo:e], "-----END"); k >= 0 {
+		e = lo + k
+	}
+	for e > lo && isSpace(text[e-1]) {
+		e--
+	}
+	if e <= lo {
+		return spans
+	}
+	key := cand{start: lo, end: e, rule: ts.s.r.eng.labelRule("private-key")}
+	out := make([]cand, 0, len(spans)+1)
+	for _, c := range spans {
+		switch {
+		case c.end <= key.start:
+			out = append(out, c)
+		case c.start >= key.end:
+			if key.rule != nil {
+				out = append(out, key)
+				key.rule = nil
+			}
+			out = append(out, c)
+		default: // overlaps the key: one span
+			key.start, key.end = min(key.start, c.start), max(key.end, c.end)
+		}
+	}
+	if key.rule != nil {
+		out = append(out, key)
+	}
+	return out
 }
 
 // write masks text[done-base : cut-base] with the spans that lie in it,
@@ -357,6 +407,9 @@ func (ts *textStreamer) stalled() {
 // flushSafe writes the text read, up to the last place no secret still to
 // come can change (see above).
 func (ts *textStreamer) flushSafe() (bool, error) {
+	if ts.keyOpen {
+		return false, nil // inside a key longer than a window: wait for the window
+	}
 	text := unsafe.String(unsafe.SliceData(ts.buf), len(ts.buf))
 	lo := ts.done - ts.base
 	last := strings.LastIndexByte(text[lo:], '\n')

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -362,5 +363,46 @@ func TestRedactTextToLiveOnAPipe(t *testing.T) {
 	in := line1 + pemHead + rest
 	if want, _ := r.NewScope().RedactText(in); out.String() != want {
 		t.Fatalf("live output differs from the whole input's redaction:\n got  %q\n want %q", out.String(), want)
+	}
+}
+
+// TestRedactTextToLongPEMFailsSafe: a private key whose body is longer
+// than the stream's overlap (a MiB by default) is masked in two or more
+// pieces rather than whole, as redacting the whole text does; but no line
+// of its body is written unmasked, whatever window it falls in.
+func TestRedactTextToLongPEMFailsSafe(t *testing.T) {
+	r := newTestRedactor(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	var body []string
+	for range 700 { // 45 KiB: eleven overlaps of 4 KiB
+		line := make([]byte, 64)
+		for i := range line {
+			line[i] = b64[rng.IntN(64)]
+		}
+		body = append(body, string(line))
+	}
+	for _, end := range []string{"-----END RSA PRIVATE KEY-----\n", ""} { // with its END line, and cut short
+		text := "boot\n-----BEGIN RSA PRIVATE KEY-----\n" + strings.Join(body, "\n") + "\n" + end + "# after the key\n"
+		whole, _ := r.NewScope().RedactText(text)
+		for _, l := range body {
+			if strings.Contains(whole, l) {
+				t.Fatalf("whole-text redaction leaves a body line: %s", l)
+			}
+		}
+		for _, piece := range []int{1024, 4096, 10000} {
+			got, _, _ := streamed(t, r, text, piece, 4096, func(in io.Reader) io.Reader { return in })
+			for i, l := range body {
+				if strings.Contains(got, l) {
+					t.Fatalf("END %v, piece %d: body line %d of %d written unmasked", end != "", piece, i+1, len(body))
+				}
+			}
+			if !strings.HasPrefix(got, "boot\n-----BEGIN RSA PRIVATE KEY-----\n[REDACTED:private-key#1]") || !strings.HasSuffix(got, "\n# after the key\n") {
+				t.Fatalf("END %v, piece %d: %q ... %q", end != "", piece, got[:min(len(got), 80)], got[max(0, len(got)-80):])
+			}
+			if !strings.HasSuffix(got, "]\n"+end+"# after the key\n") {
+				t.Fatalf("END %v, piece %d: the lines after the body are not kept: %q", end != "", piece, got[max(0, len(got)-80):])
+			}
+		}
 	}
 }
