@@ -55,13 +55,15 @@ type compactOptions struct {
 	session         string
 	checkpointPlain bool
 	redactKept      bool
-	// how the input is read (--skip-bad-lines, --strict-utf8)
+	// how the input is read (--format, --skip-bad-lines, --strict-utf8)
+	as   string
 	read *readFlags
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs := newFlags(e, "compact", compactUsage, compactExamples)
 	compactionFlags(fs, o)
+	fs.StringVar(&o.as, "format", "", "read as format `NAME` instead of detecting it ("+formatNames(true)+")")
 	fs.StringVar(&o.output, "o", "", "write the compacted transcript to `FILE` (atomically) instead of stdout")
 	fs.BoolVar(&o.inPlace, "in-place", false, inPlaceUsage)
 	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE`")
@@ -114,7 +116,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if f := in.file(); f != nil {
 		at = f
 	}
-	t, _, err := readInputAt(e, in, in.name, "", o.read, at)
+	t, _, err := readInputAt(e, in, in.name, format.Name(o.as), o.read, at)
 	if err != nil {
 		return badInput(err)
 	}
