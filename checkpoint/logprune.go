@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -121,7 +122,11 @@ func (s *LogStore) pruneSession(ctx context.Context, name string, p PruneOptions
 	// Records: the log is rewritten from the oldest record kept.
 	oldest := chain[keep-1].rec
 	if oldest > 0 {
-		frames, err := s.rebuild(name, ss, oldest, len(ss.recs)-1)
+		keep := make([]int, 0, len(ss.recs)-oldest)
+		for i := oldest; i < len(ss.recs); i++ {
+			keep = append(keep, i)
+		}
+		frames, err := s.rebuild(name, ss, keep)
 		if err != nil {
 			return res, err
 		}
@@ -138,23 +143,32 @@ func (s *LogStore) pruneSession(ctx context.Context, name string, p PruneOptions
 	return res, nil
 }
 
-// rebuild returns the frames of a log holding records from..to of the
-// session's log: the first as a full record, the others as they are, and
-// every element they hold.
-func (s *LogStore) rebuild(name string, ss *logSession, from, to int) ([][]byte, error) {
-	x, err := ss.indexOf(from)
-	if err != nil {
-		return nil, err
+// rebuild returns the frames of a log holding the records keep (indices
+// of the session's log, ascending) and every element they hold: a record
+// that follows the one before it in the log, kept too, stays as it is;
+// any other is written as a full record (the first, and one after a
+// checkpoint left out).
+func (s *LogStore) rebuild(name string, ss *logSession, keep []int) ([][]byte, error) {
+	var recs []*logRecord
+	for n, k := range keep {
+		r := ss.recs[k]
+		if r.full || (n > 0 && keep[n-1] == k-1 && ss.recs[k-1].meta.ID == r.meta.ParentID) {
+			recs = append(recs, r)
+			continue
+		}
+		x, err := ss.indexOf(k)
+		if err != nil {
+			return nil, err
+		}
+		x = x.clone()
+		full := *r
+		full.full = true
+		full.delta = logDelta{head: x.head, tr: x.tr, st: x.st}
+		for l := range numLists {
+			full.delta.lists[l] = listDelta{n: len(x.lists[l]), add: x.lists[l]}
+		}
+		recs = append(recs, &full)
 	}
-	x = x.clone()
-	first := *ss.recs[from]
-	first.full = true
-	first.delta = logDelta{head: x.head, tr: x.tr, st: x.st}
-	for l := range numLists {
-		first.delta.lists[l] = listDelta{n: len(x.lists[l]), add: x.lists[l]}
-	}
-	recs := []*logRecord{&first}
-	recs = append(recs, ss.recs[from+1:to+1]...)
 	var order []Addr
 	seen := map[Addr]bool{}
 	need := func(a Addr) {
@@ -222,7 +236,12 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		}
 		return s.legacy.recover(ctx, session)
 	}
+	// Every checkpoint is tried: the newest that loads is the head, and
+	// every one before it that loads is kept, whatever the damage cost
+	// between them (QA-34); only those that do not load are dropped.
 	var lockedErr error
+	var keep []int
+	var head *Checkpoint
 	for i := len(ss.recs) - 1; i >= 0; i-- {
 		x, err := ss.indexOf(i)
 		if err != nil {
@@ -236,21 +255,17 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 		if err != nil {
 			continue
 		}
-		if i == len(ss.recs)-1 && len(ss.damage) == 0 && len(ss.bad) == 0 {
-			return c, nil // nothing to recover
+		if head == nil {
+			if i == len(ss.recs)-1 && len(ss.damage) == 0 && len(ss.bad) == 0 {
+				return c, nil // nothing to recover
+			}
+			head = c
 		}
-		from := i
-		for from > 0 && !ss.recs[from].full && ss.bad[from-1] == nil && ss.recs[from-1].meta.ID == ss.recs[from].meta.ParentID {
-			from--
-		}
-		// The checkpoints before i are kept as far back as every element
-		// they hold is there (damage may have taken one only older
-		// checkpoints need); i's own are all there: it loaded.
-		frames, err := s.rebuild(session, ss, from, i)
-		for err != nil && from < i {
-			from++
-			frames, err = s.rebuild(session, ss, from, i)
-		}
+		keep = append(keep, i)
+	}
+	if head != nil {
+		slices.Reverse(keep)
+		frames, err := s.rebuild(session, ss, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +273,7 @@ func (s *LogStore) Recover(ctx context.Context, session string) (*Checkpoint, er
 			return nil, err
 		}
 		ss.reset(LogPos{})
-		return c, nil
+		return head, nil
 	}
 	if lockedErr != nil {
 		return nil, fmt.Errorf("%w; nothing was changed", lockedErr)

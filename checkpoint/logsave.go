@@ -364,6 +364,9 @@ func (s *LogStore) saveOnce(ctx context.Context, c *Checkpoint, parent string) e
 			ref = ss.ref
 		}
 		hv, err := s.elem(name, ss, kindHead, base.head, head.meta.KeyID)
+		if errors.Is(err, errLogRewritten) {
+			return errRaced // read the log again
+		}
 		if err != nil {
 			return fmt.Errorf("session %s: checkpoint %s: %w", name, head.meta.ID, err)
 		}

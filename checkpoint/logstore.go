@@ -66,12 +66,17 @@ type logRanger interface {
 	// (-1 for a damage frame the backend made in place of damage).
 	readLogAt(ctx context.Context, session string, from LogPos) (frames [][]byte, offs []int64, end LogPos, err error)
 	// readAt fills buf from byte off of the session's log of generation
-	// gen: ErrConflict when the log is now of another generation.
+	// gen: errLogRewritten when the log is now of another generation.
 	readAt(session, gen string, off int64, buf []byte) error
 	// appendBatch is AppendLog with the frames already encoded as one
 	// batch (encodeBatch).
 	appendBatch(ctx context.Context, session string, at LogPos, batch []byte) (LogPos, error)
 }
+
+// errLogRewritten: a log was rewritten (by a prune or a recover in
+// another process) between reading its index and reading an element
+// back; the operation reads the log again and starts over.
+var errLogRewritten = errors.New("the log was rewritten meanwhile")
 
 // LogStore is the Store over a LogBackend: content-addressed elements,
 // records that say what changed, compare-and-set saves. FileStore and
@@ -697,6 +702,20 @@ func (s *LogStore) forget(session string) {
 
 // Latest implements Store.
 func (s *LogStore) Latest(ctx context.Context, session string) (*Checkpoint, error) {
+	return reread(func() (*Checkpoint, error) { return s.latest(ctx, session) })
+}
+
+// reread runs a read again while the log was rewritten under it.
+func reread(read func() (*Checkpoint, error)) (*Checkpoint, error) {
+	for try := 0; ; try++ {
+		c, err := read()
+		if !errors.Is(err, errLogRewritten) || try == maxRaceRetries {
+			return c, err
+		}
+	}
+}
+
+func (s *LogStore) latest(ctx context.Context, session string) (*Checkpoint, error) {
 	ss, err := s.locked(ctx, session)
 	if err != nil {
 		return nil, err
@@ -722,6 +741,10 @@ func (s *LogStore) Load(ctx context.Context, session, id string) (*Checkpoint, e
 	if err := checkIDs(session, id); err != nil {
 		return nil, err
 	}
+	return reread(func() (*Checkpoint, error) { return s.load(ctx, session, id) })
+}
+
+func (s *LogStore) load(ctx context.Context, session, id string) (*Checkpoint, error) {
 	ss, err := s.locked(ctx, session)
 	if err != nil {
 		return nil, err
@@ -775,7 +798,7 @@ func (s *LogStore) History(ctx context.Context, session string) ([]Meta, error) 
 	parent := ""
 	for i := len(ss.recs) - 1; i >= 0; i-- {
 		r := ss.recs[i]
-		if len(out) > 0 && out[len(out)-1].ParentID != r.meta.ID {
+		if len(out) > 0 && out[len(out)-1].ParentID != r.meta.ID && !ss.dropped(i+1) {
 			break
 		}
 		out = append(out, r.metaOut(r.meta.Codec))
@@ -794,6 +817,17 @@ func (s *LogStore) History(ctx context.Context, session string) ([]Meta, error) 
 		out = append(out, more...)
 	}
 	return out, nil
+}
+
+// dropped reports whether the parent of record i is a checkpoint Recover
+// left out (it did not load): i is then a full record, its parent is
+// nowhere in the log, and the log is not damaged.
+func (ss *logSession) dropped(i int) bool {
+	if i >= len(ss.recs) || len(ss.damage) > 0 || !ss.recs[i].full {
+		return false
+	}
+	_, stored := ss.byID[ss.recs[i].meta.ParentID]
+	return !stored
 }
 
 // logCheckpoints returns the meta of every checkpoint record the
@@ -819,7 +853,10 @@ func (s *LogStore) Sessions(ctx context.Context) ([]string, error) {
 	if s.legacy != nil {
 		more, lerr := s.legacy.sessions()
 		names = append(names, more...)
-		err = errors.Join(err, lerr)
+		// Both read the store's directory: its failure is said once.
+		if err == nil || lerr == nil || err.Error() != lerr.Error() {
+			err = errors.Join(err, lerr)
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names), err

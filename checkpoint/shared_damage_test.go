@@ -178,8 +178,8 @@ func TestDamagedByteCostsOnlyItsCheckpoints(t *testing.T) {
 	if _, probs, err := checkpoint.Verify(ctx, s, "s1"); err != nil || len(probs) != 0 {
 		t.Errorf("Verify after Recover: %+v %v", probs, err)
 	}
-	if h, err := s.History(ctx, "s1"); err != nil || len(h) != 3 {
-		t.Errorf("History after Recover: %d checkpoints, %v; want the head, the 4th and the 3rd", len(h), err)
+	if h, err := s.History(ctx, "s1"); err != nil || len(h) != 4 || h[3].ID != ids[0] {
+		t.Errorf("History after Recover: %d checkpoints, %v; want the head, the 4th, the 3rd and the 1st (QA-34)", len(h), err)
 	}
 }
 

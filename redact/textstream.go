@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -40,6 +42,29 @@ type textStreamer struct {
 	// crossings counts spans found across a window's limit (where its
 	// right overlap starts): cuts a test made secrets straddle.
 	crossings int
+	// stallAfter is how long a read waits before what is safe to write is
+	// written (0: never; see stalled).
+	stallAfter time.Duration
+	timer      *time.Timer
+	// flushes counts the stall flushes that wrote something.
+	flushes int
+	// keyOpen: the last window ended inside a private key's body.
+	keyOpen bool
+
+	s     *Scope
+	w     io.Writer
+	found func(Finding) error
+
+	// mu guards what follows; run holds it except while it reads, when
+	// the reader fills buf past its length and a stall flush may write.
+	mu       sync.Mutex
+	buf      []byte // the stream from base on
+	base     int
+	done     int // written up to here
+	reserved int // masks reserved up to here
+	lc       lineCounter
+	err      error // a stall flush's failure, returned by run
+	closed   bool
 }
 
 // RedactText is Redact for text that is not JSON as a whole: each line of
@@ -60,14 +85,30 @@ func (s *Scope) RedactText(text string) (string, []Finding) {
 // text, provided no multi-line construct — a PEM body, a YAML block, a
 // Kubernetes manifest's data — reaches further than a MiB, and no mask
 // the input already holds lies more than a MiB ahead of the first secret
-// numbered after it). Each finding is passed to found, if set, as it is
+// numbered after it; a private key whose body is longer than a MiB is
+// masked in pieces, each piece a mask, where RedactText writes one). Each
+// finding is passed to found, if set, as it is
 // written: Start and End are byte offsets into the stream, Line and
 // Column (1-based, in bytes) where it starts. An error from r, w or found
 // stops the stream.
+//
+// A stream that stops (tail -f log | compact redact) is not held back a
+// window's worth: when a read has waited StallFlush, the whole lines read
+// so far are written, up to the first that a line still to come could
+// change (a private key without its END line, an open YAML block or
+// Kubernetes data map, a token split over lines; see holdFrom), and w is
+// flushed if it has a Flush() error method (a bufio.Writer). That write
+// and the calls of found it makes come from another goroutine while
+// RedactTextTo waits in r.Read, never at the same time as its own, and
+// never after it returns.
 func (s *Scope) RedactTextTo(w io.Writer, r io.Reader, found func(Finding) error) error {
-	ts := &textStreamer{piece: textPiece, overlap: textOverlap}
+	ts := &textStreamer{piece: textPiece, overlap: textOverlap, stallAfter: StallFlush}
 	return ts.run(s, w, r, found)
 }
+
+// StallFlush is how long RedactTextTo lets a read wait before it writes
+// what it holds that is safe to write.
+const StallFlush = 50 * time.Millisecond
 
 // ReserveFrom reads r and reserves the masks it holds, as NewScope does for
 // texts in memory: a caller that can read its input twice (a file) calls
@@ -113,61 +154,101 @@ func (lc *lineCounter) advance(text string, from, to int) {
 }
 
 func (ts *textStreamer) run(s *Scope, w io.Writer, r io.Reader, found func(Finding) error) error {
-	var (
-		buf      []byte // the stream from base on
-		base     int
-		done     int // written up to here
-		reserved int // masks reserved up to here
-		eof      bool
-		lc       = lineCounter{line: 1}
-	)
+	ts.s, ts.w, ts.found = s, w, found
+	ts.lc = lineCounter{line: 1}
+	if ts.stallAfter > 0 {
+		ts.timer = time.AfterFunc(time.Hour, ts.stalled)
+		ts.timer.Stop()
+	}
+	defer func() {
+		if ts.timer != nil {
+			ts.timer.Stop()
+		}
+		ts.mu.Lock()
+		ts.closed = true // a stall flush that fires now does nothing
+		ts.mu.Unlock()
+	}()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	eof := false
 	for {
 		// Read the next piece and the overlap after it.
-		for need := done - base + ts.piece + ts.overlap; !eof && len(buf) < need; {
-			if len(buf) == cap(buf) { // grown as the input proves long
-				nb := make([]byte, len(buf), min(need, max(2*cap(buf), 64<<10)))
-				copy(nb, buf)
-				buf = nb
+		for need := ts.done - ts.base + ts.piece + ts.overlap; !eof && len(ts.buf) < need; need = ts.done - ts.base + ts.piece + ts.overlap {
+			if len(ts.buf) == cap(ts.buf) { // grown as the input proves long
+				nb := make([]byte, len(ts.buf), min(need, max(2*cap(ts.buf), 64<<10)))
+				copy(nb, ts.buf)
+				ts.buf = nb
 			}
-			n, err := io.ReadFull(r, buf[len(buf):min(need, cap(buf))])
-			buf = buf[:len(buf)+n]
+			n, err := ts.read(r, ts.buf[len(ts.buf):min(need, cap(ts.buf))])
+			ts.buf = ts.buf[:len(ts.buf)+n]
 			switch {
-			case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			case ts.err != nil: // a stall flush failed to write
+				return ts.err
+			case errors.Is(err, io.EOF):
 				eof = true
 			case err != nil:
 				return err
 			}
+			ts.keepOverlap()
 		}
-		if len(buf) == 0 {
+		if len(ts.buf) == 0 {
 			return nil
 		}
-		text := unsafe.String(unsafe.SliceData(buf), len(buf))
-		end := base + len(buf)
-		if from := max(base, reserved-maxMaskLen); from < end {
-			s.m.reserve(text[from-base:])
-			reserved = end
-		}
+		text := unsafe.String(unsafe.SliceData(ts.buf), len(ts.buf))
+		base, end := ts.base, ts.base+len(ts.buf)
+		ts.reserve(text)
 
 		v := newLinesView(text)
 		spans := s.r.findInView(text, v, s.m)
 		v.release()
+		if ts.keyOpen {
+			spans = ts.keyRest(text, spans, ts.done-base)
+		}
 		cut := end
+		ts.keyOpen = false
 		if !eof {
 			limit := end - ts.overlap
-			cut = base + ts.cutAt(text, spans, done-base, limit-base)
+			cut = base + ts.cutAt(text, spans, ts.done-base, limit-base)
 		}
-		if err := ts.write(s, w, text, base, done, cut, spans, &lc, found); err != nil {
-			return err
+		if cut > ts.done {
+			if err := ts.write(text, cut, spans); err != nil {
+				return err
+			}
 		}
-		done = cut
-		if eof && done == end {
+		if eof && ts.done == end {
 			return nil
 		}
-		// Keep the overlap before the cut as the next window's left context.
-		if keep := max(base, done-ts.overlap); keep > base {
-			n := copy(buf, buf[keep-base:])
-			buf, base = buf[:n], keep
-		}
+		ts.keepOverlap()
+	}
+}
+
+// read reads into p with the lock released, so that a stall flush can
+// write what is safe while the read waits.
+func (ts *textStreamer) read(r io.Reader, p []byte) (int, error) {
+	ts.mu.Unlock()
+	defer ts.mu.Lock()
+	if ts.timer != nil {
+		ts.timer.Reset(ts.stallAfter)
+		defer ts.timer.Stop()
+	}
+	return r.Read(p)
+}
+
+// keepOverlap drops what lies more than an overlap before done: the next
+// window's left context is all that is kept of the text written.
+func (ts *textStreamer) keepOverlap() {
+	if keep := max(ts.base, ts.done-ts.overlap); keep > ts.base {
+		n := copy(ts.buf, ts.buf[keep-ts.base:])
+		ts.buf, ts.base = ts.buf[:n], keep
+	}
+}
+
+// reserve reserves the masks of the text read since the last call.
+func (ts *textStreamer) reserve(text string) {
+	end := ts.base + len(text)
+	if from := max(ts.base, ts.reserved-maxMaskLen); from < end {
+		ts.s.m.reserve(text[from-ts.base:])
+		ts.reserved = end
 	}
 }
 
@@ -200,17 +281,60 @@ func (ts *textStreamer) cutAt(text string, spans []cand, lo, limit int) int {
 		}
 		p = spans[i].start
 	}
-	if i, ok := crossing(limit); ok && spans[i].end < len(text) {
+	i, ok := crossing(limit)
+	if ok && spans[i].end < len(text) {
 		return spans[i].end
 	}
+	// A private key runs on past the window: the next window, which
+	// starts in its body with no BEGIN line in sight, masks the rest.
+	ts.keyOpen = ok && spans[i].rule.label == "private-key"
 	return limit
 }
 
+// keyRest adds to spans, found in a window that starts inside the body of
+// a private key (keyOpen: it ran on past the last window), the rest of
+// that body from lo: its base64 lines up to the END line or whatever else
+// stops them. The key is masked in pieces where the whole text shows one
+// (a body longer than the overlap), but none of it is let out.
+func (ts *textStreamer) keyRest(text string, spans []cand, lo int) []cand {
+	e := truncatedPEMEnd(text, lo)
+	if k := strings.Index(text[lo:e], "-----END"); k >= 0 {
+		e = lo + k
+	}
+	for e > lo && isSpace(text[e-1]) {
+		e--
+	}
+	if e <= lo {
+		return spans
+	}
+	key := cand{start: lo, end: e, rule: ts.s.r.eng.labelRule("private-key")}
+	out := make([]cand, 0, len(spans)+1)
+	for _, c := range spans {
+		switch {
+		case c.end <= key.start:
+			out = append(out, c)
+		case c.start >= key.end:
+			if key.rule != nil {
+				out = append(out, key)
+				key.rule = nil
+			}
+			out = append(out, c)
+		default: // overlaps the key: one span
+			key.start, key.end = min(key.start, c.start), max(key.end, c.end)
+		}
+	}
+	if key.rule != nil {
+		out = append(out, key)
+	}
+	return out
+}
+
 // write masks text[done-base : cut-base] with the spans that lie in it,
-// writes it and passes on its findings. A span that starts before done
-// (found again at the edge of a window, or too long for one) is masked
-// from done on.
-func (ts *textStreamer) write(s *Scope, w io.Writer, text string, base, done, cut int, spans []cand, lc *lineCounter, found func(Finding) error) error {
+// writes it and passes on its findings, and moves done to cut. A span that
+// starts before done (found again at the edge of a window, or too long
+// for one) is masked from done on.
+func (ts *textStreamer) write(text string, cut int, spans []cand) error {
+	s, base, done, lc := ts.s, ts.base, ts.done, &ts.lc
 	seg := text[done-base : cut-base]
 	var in []cand
 	for _, c := range spans {
@@ -222,20 +346,243 @@ func (ts *textStreamer) write(s *Scope, w io.Writer, text string, base, done, cu
 		in = append(in, c)
 	}
 	out, fs := s.r.apply(seg, in, s.m)
-	if _, err := io.WriteString(w, out); err != nil {
+	ts.done = cut
+	if _, err := io.WriteString(ts.w, out); err != nil {
 		return err
 	}
-	if found == nil {
+	if ts.found == nil {
 		return nil
 	}
 	for _, f := range fs {
 		f.Start, f.End = f.Start+done, f.End+done
 		lc.advance(text, base, f.Start)
 		f.Line, f.Column = lc.line, f.Start-lc.lineStart+1
-		if err := found(f); err != nil {
+		if err := ts.found(f); err != nil {
 			return err
 		}
 	}
 	lc.advance(text, base, cut)
 	return nil
+}
+
+// Stall flushes. A text read from a pipe (tail -f log | compact redact) may
+// stop for a while in the middle of a window; what it holds so far is
+// written when the read has waited stallAfter, up to the last line start
+// that no secret still to come can reach back over:
+//
+//   - no span found crosses it;
+//   - no construct that a later line may still extend or turn into a
+//     secret starts before it (holdFrom): a PEM or PuTTY key whose END
+//     has not come, a YAML block scalar or a Kubernetes data map still
+//     open (a Secret's kind: line may follow its data by up to 8 KiB), a
+//     Terraform variable block not closed, a line ending in an open quote
+//     or a backslash (a token or command split over lines), an odd
+//     backtick (a value quoted across lines).
+//
+// What is written is what the whole text's redaction writes there, masks
+// and their numbers included, except where the input itself holds masks
+// further on (a stream cannot reserve their numbers before it reads them).
+
+// stallContext is the left context a stall flush scans before what it
+// writes: more than the reach back of any construct a stall flush lets
+// through (a YAML block's 64 KiB).
+const stallContext = 128 << 10
+
+// stalled is run by the timer when a read has waited stallAfter.
+func (ts *textStreamer) stalled() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.closed || ts.err != nil {
+		return
+	}
+	wrote, err := ts.flushSafe()
+	if err == nil && wrote {
+		if f, ok := ts.w.(interface{ Flush() error }); ok {
+			err = f.Flush()
+		}
+	}
+	ts.err = err
+}
+
+// flushSafe writes the text read, up to the last place no secret still to
+// come can change (see above).
+func (ts *textStreamer) flushSafe() (bool, error) {
+	if ts.keyOpen {
+		return false, nil // inside a key longer than a window: wait for the window
+	}
+	text := unsafe.String(unsafe.SliceData(ts.buf), len(ts.buf))
+	lo := ts.done - ts.base
+	last := strings.LastIndexByte(text[lo:], '\n')
+	if last < 0 {
+		return false, nil // no whole line yet
+	}
+	limit := min(lo+last+1, holdFrom(text, lo))
+	if limit <= lo {
+		return false, nil
+	}
+	ts.reserve(text)
+	// Scan from a line start stallContext before done: the spans of the
+	// text written are those the whole window shows there.
+	from := 0
+	if lo > stallContext {
+		from = lineStart(text, lo-stallContext)
+	}
+	view := text[from:]
+	v := newLinesView(view)
+	spans := ts.s.r.findInView(view, v, ts.s.m)
+	v.release()
+	for i := range spans {
+		spans[i].start += from
+		spans[i].end += from
+	}
+	cut := lo
+	for p := limit; p > lo; {
+		i := sort.Search(len(spans), func(i int) bool { return spans[i].end > p })
+		if i == len(spans) || spans[i].start >= p {
+			cut = p
+			break
+		}
+		p = lineStart(text, spans[i].start)
+	}
+	if cut <= lo {
+		return false, nil
+	}
+	ts.flushes++
+	return true, ts.write(text, ts.base+cut, spans)
+}
+
+// lineStart returns the start of the line holding t[i].
+func lineStart(t string, i int) int {
+	return strings.LastIndexByte(t[:i], '\n') + 1
+}
+
+// holdFrom returns where the text to keep back starts: the first line, at
+// or after from, of a construct still open at the text's end (see the
+// stall flushes above); len(t) if none is.
+func holdFrom(t string, from int) int {
+	hold := len(t)
+	keep := func(i int) { hold = min(hold, lineStart(t, i)) }
+	p := t[from:]
+	lower := lowerBytes(p) // offsets kept: non-ASCII bytes stay as they are
+	// A private key whose END line has not come.
+	if b := strings.LastIndex(lower, "-----begin "); b >= 0 && !strings.Contains(lower[b:], "-----end") {
+		keep(from + b)
+	}
+	if b := strings.LastIndex(lower, "putty-user-key-file"); b >= 0 && !strings.Contains(lower[b:], "private-mac:") {
+		keep(from + b)
+	}
+	// A Kubernetes data map a kind: Secret line may still follow, within
+	// 8 KiB and the same document.
+	if k8s := max(from, len(t)-(8192+64)); k8s < len(t) {
+		q, lq := t[k8s:], lower[k8s-from:]
+		for _, key := range []string{"data:", "stringdata:", `"data":`, `"stringdata":`} {
+			for off := 0; ; {
+				b := strings.Index(lq[off:], key)
+				if b < 0 {
+					break
+				}
+				at := k8s + off + b
+				off += b + len(key)
+				if strings.Contains(q[off:], "\n---") {
+					continue
+				}
+				if key[0] == '"' || lineSepBefore(t, at-indentBefore(t, at)) {
+					keep(at)
+					break
+				}
+			}
+		}
+	}
+	// A Terraform variable block not closed.
+	for off := 0; ; {
+		b := strings.Index(lower[off:], "variable")
+		if b < 0 {
+			break
+		}
+		at := from + off + b
+		off += b + 1
+		if lineSepBefore(t, at-indentBefore(t, at)) && strings.Count(p[off:], "{") > strings.Count(p[off:], "}") {
+			keep(at)
+			break
+		}
+	}
+	// An odd backtick: a value quoted across lines (for up to 16 KiB).
+	if strings.Count(p, "`")%2 == 1 {
+		if b := from + strings.LastIndexByte(p, '`'); len(t)-b < 16<<10 {
+			keep(b)
+		}
+	}
+	// The last lines: a YAML block scalar still open, a line that ends in
+	// an open quote or a backslash.
+	end := strings.LastIndexByte(p, '\n')
+	if end < 0 {
+		return hold
+	}
+	for e, n := from+end, 0; e >= from && n < 64; n++ {
+		s := lineStart(t, e)
+		line := strings.TrimRight(t[s:e], "\r")
+		if openLine(line) {
+			keep(s)
+		}
+		if blockHeader(line) && blockOpen(t, s, e) {
+			keep(s)
+		}
+		e = s - 1
+	}
+	return hold
+}
+
+// openLine reports a line that a later line may continue: it ends in a
+// backslash or inside a quoted token (a key split over lines).
+func openLine(line string) bool {
+	if strings.HasSuffix(line, "\\") {
+		return true
+	}
+	i := len(line)
+	for i > 0 && splitRunByte(line[i-1]) {
+		i--
+	}
+	return i < len(line) && i > 0 && isQuote(line[i-1])
+}
+
+// blockHeader reports a line that opens a YAML block scalar (key: | or
+// key: >).
+func blockHeader(line string) bool {
+	line = strings.TrimRight(line, " \t")
+	c := strings.LastIndex(line, ":")
+	if c < 0 {
+		return false
+	}
+	v := strings.TrimSpace(line[c+1:])
+	return isBlockIndicator(v)
+}
+
+// blockOpen reports whether every non-blank line after the header line
+// t[s:e] to the text's end is indented deeper than the header: the block
+// may go on.
+func blockOpen(t string, s, e int) bool {
+	ind, _ := indentAt(t, s)
+	for i := e + 1; i < len(t); {
+		j := strings.IndexByte(t[i:], '\n')
+		if j < 0 {
+			j = len(t) - i
+		}
+		line := t[i : i+j]
+		if strings.TrimSpace(line) != "" && len(line)-len(strings.TrimLeft(line, " \t")) <= ind {
+			return false
+		}
+		i += j + 1
+	}
+	return true
+}
+
+// lowerBytes returns s with its ASCII letters in lower case, byte for byte.
+func lowerBytes(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact/redact/casegen"
 	"pgregory.net/rapid"
@@ -217,6 +219,190 @@ func BenchmarkRedactTextTo(b *testing.B) {
 	for range b.N {
 		if err := r.NewScope().RedactTextTo(io.Discard, strings.NewReader(text), nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// stallReader is a chunkReader whose input stops before every few reads:
+// before those reads it runs the stream's stall flush, as the timer does
+// when a read waits (the lock is released while a read waits).
+type stallReader struct {
+	chunkReader
+	ts    *textStreamer
+	every int
+	reads int
+}
+
+func (s *stallReader) Read(p []byte) (int, error) {
+	if s.reads++; s.reads%s.every == 0 {
+		s.ts.stalled()
+	}
+	return s.chunkReader.Read(p)
+}
+
+// TestPropStallFlushMatchesWhole: a stream that stops anywhere, any number
+// of times, writes what it holds that is safe, and in the end the bytes and
+// findings redacting the whole text gives: what a stall flush writes no
+// later line changes (no secret of a PEM key, a YAML block, a Kubernetes
+// Secret or a split token is let out before the line that makes it one).
+func TestPropStallFlushMatchesWhole(t *testing.T) {
+	r := newTestRedactor(t)
+	cases := streamCases()
+	flushes := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		var b strings.Builder
+		n := rapid.IntRange(1, 30).Draw(rt, "cases")
+		for i := 0; i < n; i++ {
+			if rapid.IntRange(0, 3).Draw(rt, "noise") == 0 {
+				b.WriteString(rapid.SampledFrom(streamNoise).Draw(rt, "glue"))
+			}
+			b.WriteString(rapid.SampledFrom(cases).Draw(rt, "case"))
+			b.WriteString(rapid.SampledFrom([]string{"\n", "\r\n", " ", ""}).Draw(rt, "sep"))
+		}
+		text := b.String()
+		chunk := rapid.IntRange(1, 512).Draw(rt, "read")
+		every := rapid.IntRange(1, 4).Draw(rt, "stall every")
+		piece := rapid.IntRange(1<<10, 64<<10).Draw(rt, "piece")
+		want, wantFound := r.NewScope().RedactText(text)
+		ts := &textStreamer{piece: piece, overlap: 16 << 10}
+		var out bytes.Buffer
+		var found []Finding
+		sc := r.NewScope()
+		if err := sc.ReserveFrom(strings.NewReader(text)); err != nil {
+			rt.Fatal(err)
+		}
+		in := &stallReader{chunkReader: chunkReader{r: strings.NewReader(text), n: chunk}, ts: ts, every: every}
+		if err := ts.run(sc, &out, in, func(f Finding) error {
+			found = append(found, f)
+			return nil
+		}); err != nil {
+			rt.Fatal(err)
+		}
+		flushes += ts.flushes
+		sameAsWhole(rt, text, want, wantFound, out.String(), found)
+	})
+	if flushes == 0 {
+		t.Error("no stall flush wrote anything")
+	}
+	t.Logf("%d stall flushes", flushes)
+}
+
+// lineWriter records what is written and tells each write.
+type lineWriter struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	wrote chan struct{}
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.b.Write(p)
+	w.mu.Unlock()
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestRedactTextToLiveOnAPipe: a line with a secret written to a pipe that
+// then stays open is printed, masked, before the writer closes it; a PEM
+// key whose END line has not come is not printed (not even its BEGIN
+// line) until it does; the whole output is the whole input's redaction.
+func TestRedactTextToLiveOnAPipe(t *testing.T) {
+	r := newTestRedactor(t)
+	pr, pw := io.Pipe()
+	out := &lineWriter{wrote: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() { done <- r.NewScope().RedactTextTo(out, pr, nil) }()
+
+	waitFor := func(what string, ok func(string) bool) {
+		t.Helper()
+		deadline := time.After(5 * time.Second)
+		for !ok(out.String()) {
+			select {
+			case <-out.wrote:
+			case <-deadline:
+				t.Fatalf("%s: not printed within 5 s of the input stopping; printed so far: %q", what, out.String())
+			}
+		}
+	}
+	line1 := "12:00:01 deploy: GITHUB_TOKEN=" + tGitHub + "\n"
+	if _, err := io.WriteString(pw, line1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the token line", func(s string) bool { return strings.Contains(s, "GITHUB_TOKEN=[REDACTED:github-token#1]\n") })
+	if strings.Contains(out.String(), tGitHub) {
+		t.Fatalf("the token was printed: %q", out.String())
+	}
+
+	pemHead := "12:00:02 key follows\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+	if _, err := io.WriteString(pw, pemHead); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the line before the key", func(s string) bool { return strings.Contains(s, "key follows\n") })
+	time.Sleep(3 * StallFlush)
+	if s := out.String(); strings.Contains(s, "BEGIN") || strings.Contains(s, "b3BlbnNz") {
+		t.Fatalf("a key without its END line was printed: %q", s)
+	}
+	rest := "QyNTUxOQAAACDnK1vsh0nEYjQ0cRtIWsC9W1yPSyHkRGcTGGB3Ib4eXwAAAJg\n-----END OPENSSH PRIVATE KEY-----\n12:00:03 done\n"
+	if _, err := io.WriteString(pw, rest); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the key and the line after it", func(s string) bool { return strings.HasSuffix(s, "12:00:03 done\n") })
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	in := line1 + pemHead + rest
+	if want, _ := r.NewScope().RedactText(in); out.String() != want {
+		t.Fatalf("live output differs from the whole input's redaction:\n got  %q\n want %q", out.String(), want)
+	}
+}
+
+// TestRedactTextToLongPEMFailsSafe: a private key whose body is longer
+// than the stream's overlap (a MiB by default) is masked in two or more
+// pieces rather than whole, as redacting the whole text does; but no line
+// of its body is written unmasked, whatever window it falls in.
+func TestRedactTextToLongPEMFailsSafe(t *testing.T) {
+	r := newTestRedactor(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	var body []string
+	for range 700 { // 45 KiB: eleven overlaps of 4 KiB
+		line := make([]byte, 64)
+		for i := range line {
+			line[i] = b64[rng.IntN(64)]
+		}
+		body = append(body, string(line))
+	}
+	for _, end := range []string{"-----END RSA PRIVATE KEY-----\n", ""} { // with its END line, and cut short
+		text := "boot\n-----BEGIN RSA PRIVATE KEY-----\n" + strings.Join(body, "\n") + "\n" + end + "# after the key\n"
+		whole, _ := r.NewScope().RedactText(text)
+		for _, l := range body {
+			if strings.Contains(whole, l) {
+				t.Fatalf("whole-text redaction leaves a body line: %s", l)
+			}
+		}
+		for _, piece := range []int{1024, 4096, 10000} {
+			got, _, _ := streamed(t, r, text, piece, 4096, func(in io.Reader) io.Reader { return in })
+			for i, l := range body {
+				if strings.Contains(got, l) {
+					t.Fatalf("END %v, piece %d: body line %d of %d written unmasked", end != "", piece, i+1, len(body))
+				}
+			}
+			if !strings.HasPrefix(got, "boot\n-----BEGIN RSA PRIVATE KEY-----\n[REDACTED:private-key#1]") || !strings.HasSuffix(got, "\n# after the key\n") {
+				t.Fatalf("END %v, piece %d: %q ... %q", end != "", piece, got[:min(len(got), 80)], got[max(0, len(got)-80):])
+			}
+			if !strings.HasSuffix(got, "]\n"+end+"# after the key\n") {
+				t.Fatalf("END %v, piece %d: the lines after the body are not kept: %q", end != "", piece, got[max(0, len(got)-80):])
+			}
 		}
 	}
 }

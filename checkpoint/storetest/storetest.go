@@ -1063,8 +1063,15 @@ func testElementDamage(t *testing.T, b Backend) {
 	if _, problems, err := checkpoint.Verify(ctx, s, "mid"); err != nil || len(problems) != 0 {
 		t.Errorf("damaged m2: Verify after Recover: %+v, %v", problems, err)
 	}
-	if h, err := s.History(ctx, "mid"); err != nil || len(h) != 2 || h[1].ID != ids[2] {
-		t.Errorf("damaged m2: History after Recover: %+v, %v; want the 4th and the 3rd", h, err)
+	// Recover drops the damage and the 2nd, never a checkpoint that loads
+	// (QA-34): the 1st stays, listed after the 3rd.
+	if h, err := s.History(ctx, "mid"); err != nil || len(h) != 3 || h[1].ID != ids[2] || h[2].ID != ids[0] {
+		t.Errorf("damaged m2: History after Recover: %+v, %v; want the 4th, the 3rd and the 1st", h, err)
+	}
+	for _, i := range []int{0, 2, 3} {
+		if _, err := s.Load(ctx, "mid", ids[i]); err != nil {
+			t.Errorf("damaged m2: checkpoint %d after Recover: %v", i+1, err)
+		}
 	}
 
 	// m5, written by the 4th save, is held by the head only: the head is

@@ -236,6 +236,9 @@ func newBatch(ctx context.Context, e *env, o *batchOptions, pos, args []string) 
 		}
 	}
 	if o.reportFile != "" {
+		if err := reportNotAnInput(o.reportFile, pos); err != nil {
+			return nil, err
+		}
 		if abs, err := filepath.Abs(o.reportFile); err == nil {
 			exclude = append(exclude, abs)
 		}
@@ -1220,6 +1223,47 @@ func discover(cmd string, args []string, exclude []string) (base string, files [
 	}
 	slices.SortFunc(files, func(x, y *batchFile) int { return strings.Compare(x.rel, y.rel) })
 	return base, files, nil
+}
+
+// reportNotAnInput refuses a --report path that names an existing file
+// among the inputs (a FILE argument, or a file under a DIR or a glob's
+// root) unless it is an earlier batch report: the walk leaves the report
+// out, and the write would replace the transcript it is.
+func reportNotAnInput(report string, args []string) error {
+	st, err := os.Stat(report)
+	if err != nil || !st.Mode().IsRegular() || isBatchReport(report) {
+		return nil
+	}
+	at := realAbs(report)
+	for _, arg := range args {
+		root := arg
+		if hasMeta(arg) {
+			if root, _, err = splitGlob(arg); err != nil {
+				continue
+			}
+		}
+		ast, err := os.Stat(root)
+		switch {
+		case err != nil:
+		case ast.IsDir() && within(at, realAbs(root)), !ast.IsDir() && os.SameFile(st, ast):
+			return usageErrorf("--report %s is one of the inputs (under %s) and no batch report: writing it would replace it; name another file", report, arg)
+		}
+	}
+	return nil
+}
+
+// isBatchReport reports whether the file at path starts as a batch report
+// does (writeReport: an object whose first member is "command").
+func isBatchReport(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(f, head)
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{"))
+	return ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(`"command"`))
 }
 
 // fileSize returns a regular file's size, or why the entry is skipped.

@@ -70,6 +70,9 @@ func openStore(ctx context.Context, e *env, spec string, r *redact.Redactor, pla
 	redis.SetLogger(redisQuietLogger{})
 	s, err := checkpoint.Open(ctx, spec, checkpoint.Options{Key: key, Redactor: r, Plain: plain && r == nil})
 	err = safeurl.Error(err, spec) // whatever a store package left in
+	if err == nil {
+		e.guardStore(spec) // no output of this run goes inside it
+	}
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return nil, usageErrorf("--store: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -46,6 +47,7 @@ type compactOptions struct {
 	focus          string
 	force          bool
 	output         string
+	inPlace        bool
 	report         string
 	handoff        string
 	// checkpointing the result (--checkpoint STORE --session ID)
@@ -53,14 +55,17 @@ type compactOptions struct {
 	session         string
 	checkpointPlain bool
 	redactKept      bool
-	// how the input is read (--skip-bad-lines, --strict-utf8)
+	// how the input is read (--format, --skip-bad-lines, --strict-utf8)
+	as   string
 	read *readFlags
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs := newFlags(e, "compact", compactUsage, compactExamples)
 	compactionFlags(fs, o)
+	fs.StringVar(&o.as, "format", "", "read as format `NAME` instead of detecting it ("+formatNames(true)+")")
 	fs.StringVar(&o.output, "o", "", "write the compacted transcript to `FILE` (atomically) instead of stdout")
+	fs.BoolVar(&o.inPlace, "in-place", false, inPlaceUsage)
 	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE`")
 	fs.StringVar(&o.handoff, "handoff", "", "also write the rendered handoff to `FILE` (empty when none was written)")
 	fs.StringVar(&o.checkpointStore, "checkpoint", "", "save the result as a checkpoint of --session in `STORE` (DIR or redis://HOST:PORT/DB; default $COMPACT_CHECKPOINT_STORE, else "+defaultCheckpointDir+")")
@@ -81,11 +86,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	// Every output is checked before any work, and written all or none.
-	var res compactor.Result
-	var rep *compactReport
-	outs, reportOnly := o.outputs(e, &res, &rep)
-	if err := outs.check(); err != nil {
+	if err := o.checkInPlace(pos); err != nil {
 		return err
 	}
 	in, err := openInput(e, pos)
@@ -93,6 +94,19 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
+	if o.session != "" {
+		e.guardStore(checkpointStoreSpec(e, o.checkpointStore))
+	}
+	// Every output is checked before any work, and written all or none;
+	// none may replace the input (but -o with --in-place) or lie in the
+	// checkpoint store.
+	var res compactor.Result
+	var rep *compactReport
+	outs, reportOnly := o.outputs(e, &res, &rep)
+	if err := outs.check(); err != nil {
+		return err
+	}
+	transcriptOut := outs.files[0]
 	if n := in.size(); n > 0 && e.budget != nil {
 		e.budget(n)
 	}
@@ -102,7 +116,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if f := in.file(); f != nil {
 		at = f
 	}
-	t, _, err := readInputAt(e, in, in.name, "", o.read, at)
+	t, _, err := readInputAt(e, in, in.name, format.Name(o.as), o.read, at)
 	if err != nil {
 		return badInput(err)
 	}
@@ -150,10 +164,18 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		}
 		return cerr
 	}
+	// In place, a transcript left as it was is not rewritten: an agent
+	// appending to it keeps its file.
+	transcriptOut.skip = o.inPlace && !res.Changed() && !o.redactKept
 	if err := outs.commit(); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stderr, rep.line())
+	if !res.Fits {
+		// Written, and said on the line; the status tells a script or an
+		// agent loop that the model would still overflow.
+		return &exitErr{code: exitOverWindow, err: res.Overflow(), told: true}
+	}
 	return nil
 }
 
@@ -162,16 +184,17 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 // compaction failed. The writers read *res and *rep when they run.
 func (o *compactOptions) outputs(e *env, res *compactor.Result, rep **compactReport) (all, reportOnly *outputSet) {
 	all, reportOnly = &outputSet{}, &outputSet{}
-	all.add(e, o.output, func(w io.Writer) error {
+	out := all.add(e, "-o", o.output, func(w io.Writer) error {
 		return format.Write(w, res.Transcript, format.Name(res.Transcript.Format))
 	})
+	out.replacesInput, out.inPlaceFlag = o.inPlace, "--in-place"
 	if o.report != "" {
 		write := func(w io.Writer) error { return (*rep).write(w) }
-		all.add(e, o.report, write)
-		reportOnly.add(e, o.report, write)
+		all.add(e, "--report", o.report, write)
+		reportOnly.add(e, "--report", o.report, write)
 	}
 	if o.handoff != "" {
-		all.add(e, o.handoff, func(w io.Writer) error {
+		all.add(e, "--handoff", o.handoff, func(w io.Writer) error {
 			if res.Handoff == nil {
 				return nil
 			}
@@ -200,9 +223,37 @@ func (o *compactOptions) check() error {
 		return usageErrorf("--report and --handoff need a file: the transcript goes to stdout")
 	case o.checkpointStore != "" && o.session == "":
 		return usageErrorf("--checkpoint needs --session ID: the session the checkpoint belongs to")
+	case o.checkpointPlain && o.session == "":
+		return usageErrorf("--checkpoint-plain goes with --session ID (and --checkpoint STORE): without them no checkpoint is saved")
 	}
 	if _, err := compactor.ParseStrategy(o.summarizer); err != nil {
 		return usageErrorf("--summarizer: %w", err)
+	}
+	return nil
+}
+
+const inPlaceUsage = "write the compacted transcript over the input FILE (atomically; same as -o FILE, which is refused without this flag). An agent still appending to FILE loses what it writes after the read"
+
+// checkInPlace checks --in-place against the input and -o, and makes the
+// input the output: -o naming the input is refused without it.
+func (o *compactOptions) checkInPlace(pos []string) error {
+	if !o.inPlace {
+		return nil
+	}
+	if len(pos) != 1 || pos[0] == "-" {
+		return usageErrorf("--in-place needs a FILE to replace, not stdin")
+	}
+	switch {
+	case o.output == "":
+		o.output = pos[0]
+	case o.output == "-":
+		return usageErrorf("--in-place writes over the input FILE; -o - writes to stdout: drop one")
+	default:
+		a, errA := os.Stat(o.output)
+		b, errB := os.Stat(pos[0])
+		if errA != nil || errB != nil || !os.SameFile(a, b) {
+			return usageErrorf("--in-place writes over the input %s; -o names another file (%s): drop one", pos[0], o.output)
+		}
 	}
 	return nil
 }
@@ -316,7 +367,7 @@ func (r *compactReport) line() string {
 	b.WriteString("compact: ")
 	secs := r.Compaction.Duration.Round(time.Millisecond).String()
 	if r.Method == compact.MethodNone {
-		fmt.Fprintf(&b, "%d tokens, unchanged (%s), %s", r.TokensBefore, shorten(r.Reason, 160), secs)
+		fmt.Fprintf(&b, "%d tokens, unchanged (%s)%s, %s", r.TokensBefore, shorten(r.Reason, 160), r.overWindow(), secs)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%d → %d tokens (%+.0f%%), %s", r.TokensBefore, r.TokensAfter, -100*r.Saved, r.Method)
@@ -328,11 +379,31 @@ func (r *compactReport) line() string {
 	case r.Method == compact.MethodFallback && r.summaryErr != nil:
 		b.WriteString(" (LLM failed: " + shorten(r.summaryErr.Error(), 120) + ")")
 	}
-	fmt.Fprintf(&b, ", %s", secs)
-	if n := len(r.Warnings); n > 0 {
-		fmt.Fprintf(&b, ", %d warning(s): %s", n, shorten(r.Warnings[len(r.Warnings)-1], 100))
+	fmt.Fprintf(&b, "%s, %s", r.overWindow(), secs)
+	// The last warning but the over-the-window one, which the line says.
+	var warnings []string
+	for _, w := range r.Warnings {
+		if !strings.HasPrefix(w, overWindowWarning) {
+			warnings = append(warnings, w)
+		}
+	}
+	if n := len(warnings); n > 0 {
+		fmt.Fprintf(&b, ", %d warning(s): %s", n, shorten(warnings[n-1], 100))
 	}
 	return b.String()
+}
+
+// overWindowWarning opens the compactor's warning for a result over the
+// window (compactor's fit).
+const overWindowWarning = "over the window:"
+
+// overWindow is the line's note when the output overflows the usable
+// window, "" when it fits.
+func (r *compactReport) overWindow() string {
+	if r.Fits {
+		return ""
+	}
+	return fmt.Sprintf(", over the window: %d tokens, the usable window is %d", r.TokensAfter, r.UsableWindow)
 }
 
 func shorten(s string, n int) string {

@@ -53,6 +53,9 @@ func runConvert(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	defer in.Close()
+	if err := e.checkOutput("-o", *out); err != nil {
+		return err
+	}
 	t, _, err := readInput(e, in, in.name, format.Name(*from), rf)
 	if err != nil {
 		return badInput(err)

@@ -71,11 +71,126 @@ func openInput(e *env, args []string) (*input, error) {
 	if err != nil {
 		return nil, badInput(err)
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
 		f.Close()
 		return nil, usageErrorf("%s is a directory (use \"compact batch\" for directories)", args[0])
 	}
+	if err == nil && e != nil {
+		e.guardFile(args[0], st)
+	}
 	return &input{Reader: f, name: args[0], closer: f}, nil
+}
+
+// guard is something a run reads that none of its outputs may replace:
+// the input file (compared by device and inode, so a link or another path
+// to it counts) or a checkpoint store's directory (no output inside it).
+type guard struct {
+	name string      // as the user gave it, for messages
+	file os.FileInfo // the input file, or nil
+	dir  string      // the store's directory, absolute, links resolved
+}
+
+// guardFile records the input file name (its FileInfo st): an output that
+// is the same file is refused (outputSet.check).
+func (e *env) guardFile(name string, st os.FileInfo) {
+	e.guards = append(e.guards, guard{name: name, file: st})
+}
+
+// guardStore records a checkpoint store spec when it names a directory
+// (a store that does not exist yet included): an output at or under it is
+// refused.
+func (e *env) guardStore(spec string) {
+	if strings.Contains(spec, "://") {
+		return // Redis
+	}
+	if dir := realAbs(spec); dir != "" {
+		e.guards = append(e.guards, guard{name: spec, dir: dir})
+	}
+}
+
+// realAbs is path made absolute with the links of its longest existing
+// prefix resolved, or "" when it cannot be made absolute.
+func realAbs(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	var rest []string
+	for p := abs; ; {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// within reports whether path is dir or lies under it (both absolute and
+// clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// refusal returns the usage error for output f when it would replace what
+// g guards, else nil.
+func (g guard) refusal(f *outputFile) error {
+	if g.file != nil {
+		st, err := os.Stat(f.real)
+		if err != nil || !os.SameFile(st, g.file) || f.replacesInput {
+			return nil
+		}
+		same := ""
+		if filepath.Clean(f.path) != filepath.Clean(g.name) {
+			same = " (the same file)"
+		}
+		return usageErrorf("%s %s is the input %s%s: writing it would replace the transcript being read; %s",
+			f.flag, f.path, g.name, same, f.inputHint())
+	}
+	if within(realAbs(f.path), g.dir) {
+		return usageErrorf("%s %s lies inside the checkpoint store %s: writing it there would damage the store; write it outside the store",
+			f.flag, f.path, g.name)
+	}
+	return nil
+}
+
+// inputHint says what to do instead of writing over the input.
+func (f *outputFile) inputHint() string {
+	switch {
+	case f.inPlaceFlag != "":
+		return "write to another file, or pass " + f.inPlaceFlag + " to replace the input (an agent still appending to it would lose what it writes after the read)"
+	case f.flag == "-o":
+		return "write to another file (and rename it over the input afterwards if that is what you want)"
+	}
+	return "name another file"
+}
+
+// checkOutput refuses, before any work, an output path (named by flag)
+// that would replace what e guards; the write checks it again.
+func (e *env) checkOutput(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	f := &outputFile{path: path, real: path, flag: flag}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		f.real = real
+	}
+	return refusal(e.guards, f)
+}
+
+// refusal returns the first guard's refusal of f, or nil.
+func refusal(guards []guard, f *outputFile) error {
+	for _, g := range guards {
+		if err := g.refusal(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeOutput runs write against stdout, or, when path is set, against a
@@ -84,7 +199,7 @@ func openInput(e *env, args []string) (*input, error) {
 // half-written output.
 func writeOutput(e *env, path string, write func(io.Writer) error) error {
 	var o outputSet
-	o.add(e, path, write)
+	o.add(e, "-o", path, write)
 	if err := o.check(); err != nil {
 		return err
 	}
@@ -109,34 +224,63 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // temporary files are ready and before they are renamed.
 type outputSet struct {
 	files []*outputFile
+	// env is the run's (nil for writeFileAtomic): its guards are what the
+	// outputs may not replace, read at check time; its stdout and stderr
+	// are where an output naming them is written.
+	env *env
 }
 
 type outputFile struct {
-	path   string // as given, for messages
-	real   string // symlinks resolved: the file that is replaced
-	stdout io.Writer
+	path string // as given, for messages
+	flag string // the flag that named it ("-o", "--report"), for messages
+	// replacesInput allows the output to be the input file (--in-place);
+	// inPlaceFlag names that flag when the command has one, for messages.
+	replacesInput bool
+	inPlaceFlag   string
+	// skip drops the output from commit (an in-place output with nothing
+	// to change: the input stays untouched).
+	skip   bool
+	real   string    // symlinks resolved: the file that is replaced
+	stdout io.Writer // the stream written to: e's stdout, or its stderr (stream)
+	stream string    // "stdout" or "stderr"
 	device bool
-	write  func(io.Writer) error
-	tmp    string
+	// fd is the descriptor a /dev/fd/N, /dev/stdout or /proc/self/fd/N
+	// path names (when viaFD): written through, never renamed over.
+	fd    int
+	viaFD bool
+	write func(io.Writer) error
+	tmp   string
 	// tmpFile stays open, and locked (lockTemp), until the rename: a
 	// later run takes an unlocked temporary file for debris.
 	tmpFile *os.File
 }
 
-// add registers an output: path "" or "-" is e's stdout.
-func (o *outputSet) add(e *env, path string, write func(io.Writer) error) {
-	out := &outputFile{path: path, real: path, write: write}
-	if (path == "" || path == "-") && e != nil {
-		out.stdout = e.stdout
+// add registers an output named by flag ("-o" when empty): path "" or "-"
+// is e's stdout. With e set, the output may not replace what e guards (the
+// input, a checkpoint store).
+func (o *outputSet) add(e *env, flag, path string, write func(io.Writer) error) *outputFile {
+	if flag == "" {
+		flag = "-o"
+	}
+	out := &outputFile{path: path, real: path, flag: flag, write: write}
+	if e != nil {
+		if path == "" || path == "-" {
+			out.stdout, out.stream = e.stdout, "stdout"
+		}
+		o.env = e
 	}
 	o.files = append(o.files, out)
+	return out
 }
 
 // check resolves each path and reports the first that cannot be written:
 // a directory, a missing or read-only parent directory, two outputs that
-// name one file.
+// name one file, an output that is the input or lies in a checkpoint
+// store the run reads (a usage error: nothing is written).
 func (o *outputSet) check() error {
 	seen := map[string]string{}
+	var infos []os.FileInfo // of the outputs that exist, by index in named
+	var named []*outputFile
 	for _, f := range o.files {
 		if f.stdout != nil {
 			continue
@@ -144,6 +288,22 @@ func (o *outputSet) check() error {
 		// A link is followed, so the file it names is replaced, not the link.
 		if real, err := filepath.EvalSymlinks(f.path); err == nil {
 			f.real = real
+		}
+		if o.env != nil {
+			if err := refusal(o.env.guards, f); err != nil {
+				return err
+			}
+		}
+		// A path naming an open descriptor (/dev/stdout, /dev/fd/N,
+		// /proc/self/fd/N), or the file stdout or stderr was redirected
+		// to, is written through that descriptor: renamed over, the file
+		// would leave the descriptor writing to an unlinked inode.
+		if o.stream(f) {
+			continue
+		}
+		if fd, ok := descriptorLink(f.path); ok {
+			f.device, f.fd, f.viaFD = true, fd, true
+			continue
 		}
 		abs, err := filepath.Abs(f.real)
 		if err != nil {
@@ -154,6 +314,15 @@ func (o *outputSet) check() error {
 		}
 		seen[abs] = f.path
 		st, err := os.Stat(f.real)
+		if err == nil {
+			// Hard links: two names, one file.
+			for i, other := range infos {
+				if os.SameFile(st, other) {
+					return usageErrorf("%s and %s name the same file", named[i].path, f.path)
+				}
+			}
+			infos, named = append(infos, st), append(named, f)
+		}
 		switch {
 		case err == nil && st.IsDir():
 			return fmt.Errorf("%s is a directory", f.path)
@@ -178,7 +347,97 @@ func (o *outputSet) check() error {
 		tmp.Close()
 		os.Remove(tmp.Name())
 	}
+	return o.oneOnStdout()
+}
+
+// stream makes f write to the run's stdout or stderr when its path names
+// one of them: the descriptor itself (/dev/stdout, /proc/self/fd/1), or
+// the regular file it was redirected to ("--report r.json > r.json").
+func (o *outputSet) stream(f *outputFile) bool {
+	if o.env == nil {
+		return false
+	}
+	fd, isFD := descriptorLink(f.path)
+	st, err := os.Stat(f.real)
+	for _, s := range []struct {
+		name string
+		w    io.Writer
+	}{{"stdout", o.env.stdout}, {"stderr", o.env.stderr}} {
+		file, ok := s.w.(*os.File)
+		if !ok {
+			continue
+		}
+		same := isFD && uintptr(fd) == file.Fd()
+		if !isFD && err == nil && st.Mode().IsRegular() {
+			fst, ferr := file.Stat()
+			same = ferr == nil && os.SameFile(st, fst)
+		}
+		if same {
+			f.stdout, f.stream = s.w, s.name
+			return true
+		}
+	}
+	return false
+}
+
+// oneOnStdout refuses two outputs on stdout: the transcript and a path
+// that names it.
+func (o *outputSet) oneOnStdout() error {
+	var first *outputFile
+	for _, f := range o.files {
+		if f.stream != "stdout" {
+			continue
+		}
+		if first == nil {
+			first = f
+			continue
+		}
+		named, other := f, first
+		if f.path == "" || f.path == "-" {
+			named, other = first, f
+		}
+		what := other.flag + " " + other.path
+		if other.path == "" {
+			what = "the main output (no " + other.flag + " given)"
+		}
+		return usageErrorf("%s %s is this command's stdout, where %s goes: name another file", named.flag, named.path, what)
+	}
 	return nil
+}
+
+// descriptorLink returns the descriptor N that path names when it is, or
+// links to, /dev/fd/N or /proc/self/fd/N (/dev/stdout, /dev/stderr).
+func descriptorLink(path string) (int, bool) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return 0, false
+	}
+	for range 40 {
+		if n, ok := descriptorPath(p); ok {
+			return n, true
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return 0, false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+	}
+	return 0, false
+}
+
+// descriptorPath parses /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N
+// and /proc/PID/fd/N of this process.
+func descriptorPath(p string) (int, bool) {
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/"} {
+		if rest, ok := strings.CutPrefix(filepath.ToSlash(p), dir); ok {
+			n, err := strconv.Atoi(rest)
+			return n, err == nil && n >= 0
+		}
+	}
+	return 0, false
 }
 
 // commit writes every output; see outputSet.
@@ -194,14 +453,14 @@ func (o *outputSet) commit() (err error) {
 		}
 	}()
 	for _, f := range o.files {
-		if f.stdout == nil && !f.device {
+		if f.stdout == nil && !f.device && !f.skip {
 			if err := f.writeTemp(); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range o.files {
-		if f.stdout != nil || f.device {
+		if (f.stdout != nil || f.device) && !f.skip {
 			if err := f.writeDirect(); err != nil {
 				return err
 			}
@@ -216,7 +475,7 @@ func (o *outputSet) commit() (err error) {
 			f.tmpFile = nil
 		}
 		if err := os.Rename(f.tmp, f.real); err != nil {
-			return fmt.Errorf("replace %s: %w", f.path, err)
+			return fmt.Errorf("replace %s: %w", f.path, fileErrCause(err))
 		}
 		f.tmp = ""
 		if d, derr := os.Open(filepath.Dir(f.real)); derr == nil {
@@ -237,26 +496,55 @@ func (f *outputFile) writeTemp() error {
 	}
 	tmp, err := createTemp(f.real, perm)
 	if err != nil {
-		return fmt.Errorf("create output: %w", err)
+		return fmt.Errorf("output %s: create its temporary file: %w", f.path, err)
 	}
 	f.tmp, f.tmpFile = tmp.Name(), tmp
-	w := bufio.NewWriterSize(tmp, 1<<16)
+	// Errors name the output, not the temporary file the user never
+	// asked for ("write out.jsonl: file too large").
+	w := bufio.NewWriterSize(namedWriter{tmp, f.path}, 1<<16)
 	err = f.write(w)
 	if err == nil {
-		if err = w.Flush(); err != nil {
-			err = fmt.Errorf("write %s: %w", f.path, err)
-		}
+		err = w.Flush() // named by namedWriter
 	}
 	if err == nil && keep {
 		// The existing file's mode exactly, whatever the umask.
 		if err = tmp.Chmod(perm); err != nil {
-			err = fmt.Errorf("chmod %s: %w", f.path, err)
+			err = fmt.Errorf("chmod %s: %w", f.path, fileErrCause(err))
 		}
 	}
 	if err == nil {
 		if err = tmp.Sync(); err != nil {
-			err = fmt.Errorf("sync %s: %w", f.path, err)
+			err = fmt.Errorf("sync %s: %w", f.path, fileErrCause(err))
 		}
+	}
+	return err
+}
+
+// namedWriter writes to a temporary file, its errors naming the output
+// the file becomes.
+type namedWriter struct {
+	f    *os.File
+	name string
+}
+
+func (w namedWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", w.name, fileErrCause(err))
+	}
+	return n, err
+}
+
+// fileErrCause is the cause of a file operation's error (ENOSPC, EFBIG)
+// without the operation and the path it names: a caller names them.
+func fileErrCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }
@@ -267,17 +555,31 @@ func (f *outputFile) writeDirect() error {
 	var file *os.File
 	if dst == nil {
 		var err error
-		if file, err = os.OpenFile(f.real, os.O_WRONLY, 0); err != nil {
-			return fmt.Errorf("open output: %w", err)
+		if f.viaFD {
+			// A copy of the descriptor: it shares the file's offset
+			// (and O_APPEND) with the one the shell opened.
+			file, err = dupDescriptor(f.fd, f.path)
+		} else {
+			file, err = os.OpenFile(f.real, os.O_WRONLY, 0)
+		}
+		if err != nil {
+			return fmt.Errorf("open output %s: %w", f.path, err)
 		}
 		defer file.Close()
 		dst = file
 	}
-	w := bufio.NewWriterSize(dst, 1<<16)
+	var named io.Writer = dst
+	if file != nil {
+		named = namedWriter{file, f.path}
+	}
+	w := bufio.NewWriterSize(named, 1<<16)
 	if err := f.write(w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
+		if file != nil {
+			return err // named by namedWriter
+		}
 		return fmt.Errorf("write %s: %w", f.name(), err)
 	}
 	if file != nil {
@@ -288,7 +590,7 @@ func (f *outputFile) writeDirect() error {
 
 func (f *outputFile) name() string {
 	if f.stdout != nil {
-		return "stdout"
+		return f.stream
 	}
 	return f.path
 }

@@ -51,9 +51,9 @@ func TestOutputSetCommitFailure(t *testing.T) {
 	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
 	os.WriteFile(a, []byte("old a"), 0o644)
 	var o outputSet
-	o.add(nil, a, writeString("new a"))
-	o.add(nil, b, func(io.Writer) error { return errors.New("the summarizer broke mid-write") })
-	o.add(nil, c, writeString("new c"))
+	o.add(nil, "-o", a, writeString("new a"))
+	o.add(nil, "-o", b, func(io.Writer) error { return errors.New("the summarizer broke mid-write") })
+	o.add(nil, "-o", c, writeString("new c"))
 	if err := o.check(); err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func runRedact(_ context.Context, e *env, args []string) error {
 // redacted as it streams in (redactStream), with the bytes whole-input
 // redaction writes.
 func startsAsText(br *bufio.Reader) bool {
-	head, _ := br.Peek(br.Size()) // all of it, at EOF or on an error
+	head := peekLine(br)
 	i := 0
 	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {
 		i++
@@ -150,6 +150,30 @@ func startsAsText(br *bufio.Reader) bool {
 		return !strings.ContainsRune("-0123456789tfn", rune(head[i]))
 	}
 	return !json.Valid(bytes.TrimRight(line, " \t\r"))
+}
+
+// peekLine returns the input's first bytes, as far as a line break after
+// its first non-blank byte, or as much as the reader holds at EOF, on an
+// error or when its buffer is full. It reads no more than that: a stream
+// that stops after its first line (tail -f) is told text or JSON at once.
+func peekLine(br *bufio.Reader) []byte {
+	for {
+		head, err := br.Peek(min(max(br.Buffered(), 1), br.Size())) // what has come, or wait for a first read
+		if err != nil || len(head) == br.Size() {
+			return head
+		}
+		i := 0
+		for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {
+			i++
+		}
+		if i < len(head) && bytes.IndexByte(head[i:], '\n') >= 0 {
+			return head
+		}
+		if _, err := br.Peek(len(head) + 1); err != nil { // wait for the next read
+			head, _ = br.Peek(br.Buffered())
+			return head
+		}
+	}
 }
 
 // redactStream redacts text as it reads it (redact.Scope.RedactTextTo): a

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact/redact"
 )
@@ -79,5 +81,29 @@ func TestStartsAsText(t *testing.T) {
 		if got := startsAsText(br); got != want {
 			t.Errorf("startsAsText(%.40q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestStartsAsTextOnAStalledPipe: telling text from JSON reads no more than
+// the first line: a pipe that stops after it (tail -f) is told at once,
+// not after 64 KiB or its end.
+func TestStartsAsTextOnAStalledPipe(t *testing.T) {
+	for _, tc := range []struct {
+		first string
+		text  bool
+	}{{"12:00:01 deploy GITHUB_TOKEN=x\n", true}, {"\n\n{\"a\": 1}\n", false}, {"42\n", false}} {
+		pr, pw := io.Pipe()
+		go io.WriteString(pw, tc.first) // and the pipe stays open
+		got := make(chan bool, 1)
+		go func() { got <- startsAsText(bufio.NewReaderSize(pr, 64<<10)) }()
+		select {
+		case text := <-got:
+			if text != tc.text {
+				t.Errorf("startsAsText(%q) = %v, want %v", tc.first, text, tc.text)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("startsAsText(%q) still waits on a pipe that stopped after the first line", tc.first)
+		}
+		pw.Close()
 	}
 }

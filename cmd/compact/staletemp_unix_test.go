@@ -66,8 +66,8 @@ func TestTempLockedUntilRenamed(t *testing.T) {
 	out := filepath.Join(dir, "out.json")
 	var o outputSet
 	var seen bool
-	o.add(nil, out, func(w io.Writer) error { _, err := w.Write([]byte("{}")); return err })
-	o.add(nil, "", func(w io.Writer) error {
+	o.add(nil, "-o", out, func(w io.Writer) error { _, err := w.Write([]byte("{}")); return err })
+	o.add(nil, "-o", "", func(w io.Writer) error {
 		// Runs after every temporary file is written, before the renames.
 		tmps, _ := filepath.Glob(filepath.Join(dir, ".out.json.tmp-*"))
 		seen = len(tmps) == 1 && tempInUse(tmps[0])

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -62,6 +63,61 @@ func TestFindAgreesWithNaive(t *testing.T) {
 	testFindAgreesWithNaive(t)
 	laneMin = 1 << 30
 	testFindAgreesWithNaive(t)
+}
+
+// TestTrieAgreesWithNaive reads every text with the trie (no table), and
+// with a table built after a few bytes: a Matcher switches forms between
+// calls, its answers do not.
+func TestTrieAgreesWithNaive(t *testing.T) {
+	defer func(e int, a int64) { denseEager, denseAfterBytes = e, a }(denseEager, denseAfterBytes)
+	denseEager, denseAfterBytes = 0, 1<<62
+	t.Run("trie", testFindAgreesWithNaive)
+	denseAfterBytes = 40
+	t.Run("switching", testFindAgreesWithNaive)
+}
+
+// TestTableBuiltLazily shows that a large automaton reads short jobs
+// without its table and builds the table once a job proves long, and that
+// goroutines racing over the switch all get the same answers (go test
+// -race).
+func TestTableBuiltLazily(t *testing.T) {
+	var words []string
+	for i := range 300 {
+		words = append(words, fmt.Sprintf("kw%03d_%c", i, 'a'+i%26))
+	}
+	m := New(Words(words), true)
+	if m.dense.Load() != nil {
+		t.Fatal("a 300-phrase automaton built its table in New")
+	}
+	m.denseAfter = 100 << 10
+	text := strings.Repeat("x kw007_h y KW299_n z kw30 ", 40) // 1 KiB
+	want := naive(m.phrases, true, text)
+	if got := found(m, text); !equalIgnoringIDOrder(got, want) {
+		t.Fatalf("trie: %v, want %v", got, want)
+	}
+	if m.dense.Load() != nil {
+		t.Fatal("the table was built after 1 KiB")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if got := found(m, text); !equalIgnoringIDOrder(got, want) {
+					t.Errorf("concurrent: %v, want %v", got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if m.dense.Load() == nil {
+		t.Fatalf("no table after %d bytes read", 8*20*len(text))
+	}
+	if got := found(m, text); !equalIgnoringIDOrder(got, want) {
+		t.Fatalf("table: %v, want %v", got, want)
+	}
 }
 
 func testFindAgreesWithNaive(t *testing.T) {
@@ -194,6 +250,11 @@ func FuzzFind(f *testing.F) {
 			want := naive(phrases, fold, s)
 			if got := found(New(phrases, fold), s); !equalIgnoringIDOrder(got, want) {
 				t.Fatalf("fold=%v Find(%q) = %v, want %v", fold, s, got, want)
+			}
+			trie := compile(phrases, fold)
+			trie.denseAfter = 1 << 62
+			if got := found(trie, s); !equalIgnoringIDOrder(got, want) {
+				t.Fatalf("trie: fold=%v Find(%q) = %v, want %v", fold, s, got, want)
 			}
 		}
 	})
