@@ -56,7 +56,9 @@
 // tagged Failed (an action the harness could not run) is an error whatever
 // its words. Decisions are the agent's sentences that state a finding or a
 // choice, scored by cue words and the window's names, restatements below
-// every new sentence. The task snapshot is the latest ask verbatim;
+// every new sentence; its first words after an ask, and its first
+// statement after a tool's output (its reading of what the output showed,
+// before it plans the next call), weigh more. The task snapshot is the latest ask verbatim;
 // earlier asks, the goal and the rules the person stated follow it.
 //
 // Budget. Sections are capped by shares of the budget and share what one

@@ -1048,6 +1048,9 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 		if !answered && strings.TrimSpace(textOf(m)) != "" {
 			answer, answered = 2, true
 		}
+		// Its first statement after a tool's output reads that output:
+		// what the agent concluded from it, before it plans the next call.
+		reacting := i > 0 && w.msgs.at(i-1).IsToolResult()
 		type cand struct {
 			s     string
 			score int
@@ -1085,6 +1088,12 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 				sc := scoreSentence(s, cues) - penalty + names
 				if p.Type == compact.PartText && sc > 0 {
 					sc += answer
+					if reacting && opening(s) != openIntent {
+						sc += reactionBonus
+					}
+				}
+				if p.Type == compact.PartText {
+					reacting = false
 				}
 				if sc >= 3 && !seen[s] {
 					cands = append(cands, cand{s, sc, pos})
@@ -1105,6 +1114,10 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 	}
 	demoteRepeats(d.secs[secDecisions])
 }
+
+// reactionBonus is what the agent's first statement after a tool's
+// output gains: its reading of what the output showed.
+const reactionBonus = 1
 
 // demoteRepeats ranks an entry that says much the same as a better-ranked
 // one (most of its content words, three in four, are in the other) below
