@@ -86,6 +86,7 @@ func batchFlags(e *env, o *batchOptions) *flag.FlagSet {
 	fs.StringVar(&o.store, "store", "", "checkpoint store of the batch's progress: `DIR` or redis://HOST:PORT/DB (default OUT/"+batchStoreDir+")")
 	fs.BoolVar(&o.redactKept, "redact-kept", false, redactKeptUsage)
 	fs.StringVar(&o.reportFile, "report", "", "write a JSON report, one entry per file, to `FILE`")
+	fs.StringVar(&o.as, "format", "", "read every file as format `NAME` instead of detecting it ("+formatNames(true)+")")
 	fs.IntVar(&o.jobs, "j", 0, "files compacted at once (default: the number of CPUs)")
 	fs.IntVar(&o.llmConcurrency, "llm-concurrency", 0, "most LLM calls at once across workers (default: one per worker)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress and no summary; failures and interruptions are still reported")
@@ -123,6 +124,8 @@ func (o *batchOptions) check(pos []string) error {
 		return usageErrorf("batch: name a directory, a glob or files to compact (%s)", batchUsage)
 	case o.out == "":
 		return usageErrorf("batch: --out DIR is required: outputs never replace their inputs")
+	case o.as != "" && !writable(format.Name(o.as)):
+		return usageErrorf("batch: --format %q: compact reads and writes %s", o.as, formatNames(true))
 	case o.jobs < 0:
 		return usageErrorf("-j %d: want 1 or more workers", o.jobs)
 	case o.llmConcurrency < 0:
@@ -296,14 +299,14 @@ func (b *batch) configure() error {
 	lc, _ := b.o.llmConfig(b.e)
 	// An unknown model is warned about by the compactor, in every file's
 	// record.
-	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model, b.o.redactKept)
+	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model, b.o.redactKept, b.o.as)
 	return nil
 }
 
 // optionsHash identifies the options that shape an output, so changing
 // one of them (or upgrading compact) redoes the files a run finished under
 // the old ones. Timeouts, retries, workers and the API key do not count.
-func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string, redactKept bool) string {
+func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string, redactKept bool, as string) string {
 	v := struct {
 		Version                                      string
 		Model                                        string
@@ -316,13 +319,16 @@ func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel strin
 		BaseURL, SummaryModel, Focus                 string
 		PruneMin, PruneHead, PruneTail, PruneDupSize int
 		RedactKept                                   bool
+		// Format is the format forced with --format: omitted when
+		// detected, so that hashes of earlier batches stay valid.
+		Format string `json:",omitempty"`
 	}{
 		version, cfg.Model, cfg.Window, cfg.OutputReserve, cfg.TriggerTokens, cfg.TargetTokens,
 		cfg.Threshold, cfg.Force, cfg.AbortOnSummaryFailure, cfg.SummarizeSystemNotes,
 		cfg.KeepHead, cfg.KeepTailTokens, cfg.MinTailMessages, cfg.HandoffTokens,
 		cfg.Strategy, usesLLM, "", "", cfg.Focus,
 		cfg.Prune.MinTokens, cfg.Prune.HeadLines, cfg.Prune.TailLines, cfg.Prune.MinDuplicateBytes,
-		redactKept,
+		redactKept, as,
 	}
 	if usesLLM {
 		v.BaseURL, v.SummaryModel = baseURL, summaryModel
@@ -564,7 +570,7 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 	}
 	// The messages keep where their records lie in data, not copies of
 	// them: only the kept ones are loaded back, for writing.
-	t, _, err := readInputAt(b.e, bytes.NewReader(data), f.path, "", b.o.read, bytes.NewReader(data))
+	t, _, err := readInputAt(b.e, bytes.NewReader(data), f.path, format.Name(b.o.as), b.o.read, bytes.NewReader(data))
 	if errors.Is(err, format.ErrUnknownFormat) {
 		r.Status, r.SkippedReason = statusSkipped, "not a transcript: no known format recognises it"
 		return r
@@ -1223,6 +1229,12 @@ func discover(cmd string, args []string, exclude []string) (base string, files [
 	}
 	slices.SortFunc(files, func(x, y *batchFile) int { return strings.Compare(x.rel, y.rel) })
 	return base, files, nil
+}
+
+// writable reports whether name is a format compact reads and writes.
+func writable(name format.Name) bool {
+	f, ok := format.Lookup(name)
+	return ok && f.Write != nil
 }
 
 // reportNotAnInput refuses a --report path that names an existing file
