@@ -18,7 +18,7 @@ func TestBatchFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc, err := json.Marshal(map[string]any{
-		"a_note": strings.Repeat("word ", 240000), // before the messages: the sniff window ends in it
+		"a_note":   strings.Repeat("word ", 240000), // before the messages: the sniff window ends in it
 		"messages": []map[string]any{{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}},
 	})
 	if err != nil {
