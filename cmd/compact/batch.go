@@ -150,23 +150,26 @@ const (
 // fileResult is one file's entry in the report, and, with the options
 // hash, the step result saved in the batch's checkpoint.
 type fileResult struct {
-	Path          string         `json:"path"`
-	Output        string         `json:"output,omitempty"`
-	Format        string         `json:"format,omitempty"`
-	Status        fileStatus     `json:"status"`
-	Resumed       bool           `json:"resumed,omitempty"`
-	TokensBefore  int            `json:"tokens_before"`
-	TokensAfter   int            `json:"tokens_after"`
-	Saved         float64        `json:"saved"`
-	Method        compact.Method `json:"method,omitempty"`
-	Reason        string         `json:"reason,omitempty"`
-	LLMAttempts   int            `json:"llm_attempts,omitempty"`
-	Warnings      []string       `json:"warnings"`
-	Error         string         `json:"error,omitempty"`
-	SkippedReason string         `json:"skipped_reason,omitempty"`
-	InputSHA256   string         `json:"input_sha256,omitempty"`
-	OutputSHA256  string         `json:"output_sha256,omitempty"`
-	DurationMS    float64        `json:"duration_ms"`
+	Path         string         `json:"path"`
+	Output       string         `json:"output,omitempty"`
+	Format       string         `json:"format,omitempty"`
+	Status       fileStatus     `json:"status"`
+	Resumed      bool           `json:"resumed,omitempty"`
+	TokensBefore int            `json:"tokens_before"`
+	TokensAfter  int            `json:"tokens_after"`
+	Saved        float64        `json:"saved"`
+	Method       compact.Method `json:"method,omitempty"`
+	Reason       string         `json:"reason,omitempty"`
+	LLMAttempts  int            `json:"llm_attempts,omitempty"`
+	// OverWindow is true when the output was written but does not fit
+	// the model's usable window (compact's exit 3).
+	OverWindow    bool     `json:"over_window,omitempty"`
+	Warnings      []string `json:"warnings"`
+	Error         string   `json:"error,omitempty"`
+	SkippedReason string   `json:"skipped_reason,omitempty"`
+	InputSHA256   string   `json:"input_sha256,omitempty"`
+	OutputSHA256  string   `json:"output_sha256,omitempty"`
+	DurationMS    float64  `json:"duration_ms"`
 
 	rel  string // the step ID: the path under --out, slash-separated
 	size int64
@@ -470,6 +473,9 @@ func (b *batch) run(ctx context.Context) error {
 	if n := countStatus(all, statusFailed); n > 0 {
 		return fmt.Errorf("batch: %d of %d files failed", n, len(all))
 	}
+	if n := countFunc(all, func(r *fileResult) bool { return r.OverWindow }); n > 0 {
+		return &exitErr{code: exitOverWindow, err: fmt.Errorf("batch: %d of %d files written over the window (over_window in the report)", n, len(all))}
+	}
 	return nil
 }
 
@@ -610,7 +616,7 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Status, r.Error = statusFailed, err.Error()
 		return r
 	}
-	r.Output = outPath
+	r.Output, r.OverWindow = outPath, !res.Fits
 	return r
 }
 
@@ -965,6 +971,7 @@ type batchTotals struct {
 	Failed       int `json:"failed"`
 	Pending      int `json:"pending"`
 	Resumed      int `json:"resumed"`
+	OverWindow   int `json:"over_window"` // written, but over the usable window
 	TokensBefore int `json:"tokens_before"`
 	TokensAfter  int `json:"tokens_after"`
 }
@@ -986,6 +993,9 @@ func totals(all []*fileResult) batchTotals {
 		}
 		if r.Resumed {
 			t.Resumed++
+		}
+		if r.OverWindow {
+			t.OverWindow++
 		}
 		if r.Status == statusCompacted || r.Status == statusUnchanged {
 			t.TokensBefore += r.TokensBefore
@@ -1042,6 +1052,14 @@ func (b *batch) printSummary(all []*fileResult) {
 			where = "see " + b.o.reportFile
 		}
 		fmt.Fprintf(w, "\n%s with warnings (%s).\n", plural(n, "file"), where)
+	}
+	if t.OverWindow > 0 {
+		fmt.Fprintf(w, "\n%s written over the window (they still overflow the model's usable window):\n", plural(t.OverWindow, "file"))
+		for _, r := range all {
+			if r.OverWindow {
+				fmt.Fprintf(w, "  %s: %d tokens\n", r.Path, r.TokensAfter)
+			}
+		}
 	}
 	b.listFiles(w, all, statusSkipped, "skipped", func(r *fileResult) string { return r.SkippedReason })
 	b.listFiles(w, all, statusFailed, "failed", func(r *fileResult) string { return r.Error })
