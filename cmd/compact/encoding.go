@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -41,9 +42,11 @@ var compressedMagic = []struct {
 // sniffCodec tells from the input's first bytes how it holds its text:
 // nil for UTF-8 (or any text redact reads as it is), a codec for UTF-16
 // and gzip, an error wrapping errNotScanned for compressed formats redact
-// cannot write back and UTF-32.
+// cannot write back and UTF-32. It reads no more than the first read
+// brings, unless that is the start of a magic number or of NUL-interleaved
+// text: a stream that stops after a short first line is not kept waiting.
 func sniffCodec(br *bufio.Reader) (*codec, error) {
-	head, _ := br.Peek(4)
+	head := sniffHead(br)
 	switch {
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return gzipCodec, nil
@@ -55,28 +58,70 @@ func sniffCodec(br *bufio.Reader) (*codec, error) {
 		return utf16Codec(true, true), nil
 	}
 	for _, m := range compressedMagic {
-		if h, _ := br.Peek(len(m.magic)); string(h) == m.magic && (m.name != "bzip2" || bzip2Header(br)) {
+		if bytes.HasPrefix(head, []byte(m.magic)) && (m.name != "bzip2" || bzip2Header(head)) {
 			return nil, fmt.Errorf("%s-compressed input: %w (redact cannot write %s back); decompress it first: %s FILE | compact redact", m.name, errNotScanned, m.name, m.undo)
 		}
 	}
-	if be, ok := nulInterleaved(br); ok {
+	if be, ok := nulInterleaved(head); ok {
 		return utf16Codec(be, false), nil
 	}
 	return nil, nil
 }
 
+// sniffLen is how much of the input sniffCodec looks at, at most.
+const sniffLen = 512
+
+// sniffHead returns what the first read brought (up to sniffLen bytes),
+// and more only while what it has could still be the start of a magic
+// number, or holds a NUL (UTF-16 text) and is shorter than 16 bytes.
+func sniffHead(br *bufio.Reader) []byte {
+	if _, err := br.Peek(1); err != nil { // the first read
+		return nil
+	}
+	for {
+		head, err := br.Peek(min(br.Buffered(), sniffLen))
+		if err != nil || len(head) >= sniffLen || !needsMore(head) {
+			return head
+		}
+		if _, err := br.Peek(len(head) + 1); err != nil {
+			head, _ = br.Peek(br.Buffered())
+			return head
+		}
+	}
+}
+
+// needsMore reports a head too short to tell: a proper prefix of a magic
+// number, or a few bytes holding a NUL.
+func needsMore(head []byte) bool {
+	const bzip2Len = 10
+	if len(head) >= 4 && (bytes.HasPrefix(head, []byte{0xff, 0xfe}) || bytes.HasPrefix(head, []byte{0xfe, 0xff})) {
+		return false // a UTF-16 (or UTF-32) byte-order mark: told
+	}
+	magics := []string{"\x1f\x8b", "\xff\xfe\x00\x00", "\x00\x00\xfe\xff"}
+	for _, m := range compressedMagic {
+		magics = append(magics, m.magic)
+	}
+	for _, m := range magics {
+		if len(head) < len(m) && strings.HasPrefix(m, string(head)) {
+			return true
+		}
+	}
+	if bytes.HasPrefix(head, []byte("BZh")) && len(head) < bzip2Len {
+		return true
+	}
+	return len(head) < 16 && bytes.IndexByte(head, 0) >= 0
+}
+
 // bzip2Header reports "BZh", a block size digit and the first block's
 // magic: text may well start with "BZh".
-func bzip2Header(br *bufio.Reader) bool {
-	h, _ := br.Peek(10)
-	return len(h) == 10 && h[3] >= '1' && h[3] <= '9' && string(h[4:]) == "\x31\x41\x59\x26\x53\x59"
+func bzip2Header(h []byte) bool {
+	return len(h) >= 10 && h[3] >= '1' && h[3] <= '9' && string(h[4:10]) == "\x31\x41\x59\x26\x53\x59"
 }
 
 // nulInterleaved reports UTF-16 text without a byte-order mark: in its
 // first bytes, nearly every other byte is NUL (ASCII text in UTF-16), on
 // the high side of each pair.
-func nulInterleaved(br *bufio.Reader) (bigEndian, ok bool) {
-	head, _ := br.Peek(512)
+func nulInterleaved(head []byte) (bigEndian, ok bool) {
 	pairs := len(head) / 2
 	if pairs < 4 {
 		return false, false

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 	"unicode/utf16"
 
 	"github.com/compactkit/compact/redact"
@@ -164,4 +165,38 @@ func TestUTF16RoundTrip(t *testing.T) {
 			rt.Fatalf("written back % x, want % x", out.Bytes(), in)
 		}
 	})
+}
+
+// TestSniffCodecOnAStalledPipe: telling the encoding waits for no more
+// than the first read of a stream that stops after a short first line
+// (tail -f), in UTF-8 or UTF-16.
+func TestSniffCodecOnAStalledPipe(t *testing.T) {
+	for _, tc := range []struct {
+		first string
+		codec string
+	}{{"hi\n", ""}, {"ok", ""}, {string(encodeUTF16("hi\n", false, true)), "UTF-16LE"}, {string(encodeUTF16("a long enough line\n", false, false)), "UTF-16LE"}} {
+		pr, pw := io.Pipe()
+		go io.WriteString(pw, tc.first) // and the pipe stays open
+		got := make(chan string, 1)
+		go func() {
+			cd, err := sniffCodec(bufio.NewReaderSize(pr, 64<<10))
+			switch {
+			case err != nil:
+				got <- err.Error()
+			case cd == nil:
+				got <- ""
+			default:
+				got <- cd.name
+			}
+		}()
+		select {
+		case name := <-got:
+			if name != tc.codec {
+				t.Errorf("sniffCodec(%q) = %q, want %q", tc.first, name, tc.codec)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("sniffCodec(%q) still waits on a pipe that stopped after it", tc.first)
+		}
+		pw.Close()
+	}
 }
