@@ -191,6 +191,14 @@ func decodeAnthropicMessage(raw json.RawMessage, index int) (compact.Message, er
 	if o.Role == nil || *o.Role == "" {
 		return compact.Message{}, &recordError{msg: `expected a message object with a "role", found none`}
 	}
+	if o.Content == nil || string(o.Content) == "null" {
+		// No content (null is none the API takes) but other fields: read
+		// empty, what they hold would be lost without a word.
+		other := slices.DeleteFunc(unknownContent(raw), func(k string) bool { return strings.EqualFold(k, "content") })
+		if len(other) > 0 {
+			return compact.Message{}, &recordError{msg: fmt.Sprintf("message %d is %s; another format read with --format?", index, noContentWhy(other, "content"))}
+		}
+	}
 	m := compact.Message{Role: compact.Role(*o.Role)}
 	parts, err := anthropicContent(o.Content)
 	if err != nil {

@@ -344,6 +344,11 @@ const (
 	// WarnUTF8: invalid UTF-8 in a string, or a \u escape of half a
 	// surrogate pair alone, read as U+FFFD.
 	WarnUTF8 WarningKind = "invalid_utf8"
+	// WarnRewound: the conversation was rewound (Claude Code's rewind or
+	// prompt edit, Gemini CLI's /rewind, Codex's backtrack): the messages
+	// it took back are not read; their records are kept, so writing the
+	// transcript back keeps them.
+	WarnRewound WarningKind = "rewound"
 )
 
 func (w Warning) String() string {
@@ -494,6 +499,12 @@ type Sink struct {
 	// by role and summary flag; nil keeps none. It may be nil when the
 	// caller wants every message of the file.
 	Reset func(keep func(role compact.Role, summary bool) bool)
+	// Rewind is called when the conversation was rewound (the agent's
+	// rewind or backtrack took messages back): of the messages the caller
+	// holds (those the last Reset kept, then those handed over since),
+	// only the first n stay. It may be nil when the caller wants every
+	// message of the file.
+	Rewind func(n int)
 }
 
 // Stream reads r as ReadWith does, but hands each message to sink as soon
@@ -552,6 +563,13 @@ func (rs *readState) emit(m compact.Message) error {
 	rs.tagger.tag(&m)
 	rs.err = rs.sink.Message(m)
 	return rs.err
+}
+
+// rewind passes a rewind to the sink.
+func (rs *readState) rewind(n int) {
+	if rs.sink.Rewind != nil {
+		rs.sink.Rewind(n)
+	}
 }
 
 // reset passes a reset to the sink.
@@ -755,6 +773,8 @@ func (e *Error) what() string {
 		if s := fmt.Sprintf("field %q has a %s", typ.Field, typ.Value); !strings.Contains(e.Msg, s) {
 			return e.Msg + ": " + s
 		}
+	case strings.Contains(e.Msg, e.Err.Error()):
+		// Msg quotes its cause already.
 	default:
 		return e.Msg + ": " + e.Err.Error()
 	}
