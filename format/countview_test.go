@@ -72,26 +72,9 @@ func (c *countViewChecker) check(t errorer, name string, api format.Name, elem [
 		t.Errorf("%s: the view built a message, the reader %d", name, len(tr.Messages))
 		return
 	}
-	if g, w := counted(m), counted(tr.Messages[0]); g != w {
+	if g, w := elemgen.Counted(m), elemgen.Counted(tr.Messages[0]); g != w {
 		t.Errorf("%s:\nview   %s\nreader %s", name, g, w)
 	}
-}
-
-// counted renders what the token counter reads of m.
-func counted(m compact.Message) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "role=%q name=%q results=%q", m.Role, m.Name, m.ToolCallIDs)
-	for _, p := range m.Parts {
-		fmt.Fprintf(&b, " [%s %q %q", p.Type, p.Text, p.CallID)
-		if tc := p.ToolCall; tc != nil {
-			fmt.Fprintf(&b, " call %q %q %s", tc.ID, tc.Name, tc.Arguments)
-		}
-		if p.Image != nil {
-			fmt.Fprintf(&b, " image %q %q %d", p.Image.URL, p.Image.MediaType, len(p.Image.Data))
-		}
-		b.WriteString("]")
-	}
-	return b.String()
 }
 
 // TestCountViewMatchesReader: on every element of the corpus's request

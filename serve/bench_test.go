@@ -87,6 +87,24 @@ func serveProxy(b *testing.B, upstream string, cfg serve.Config) *httptest.Serve
 	return srv
 }
 
+// benchProxy is one proxy of a benchmark and the bodies sent through it.
+type benchProxy struct {
+	name   string
+	srv    func() *httptest.Server
+	bodies [][]byte
+}
+
+// anchorWarmCold are the anchor and serve, sent bodies (requests of
+// conversations that grow, which serve bounds from what it counted
+// before), and serve sent cold (conversations it has never seen).
+func anchorWarmCold(b *testing.B, upstream string, bodies, cold [][]byte) []benchProxy {
+	return []benchProxy{
+		{"anchor", func() *httptest.Server { return anchorProxy(b, upstream) }, bodies},
+		{"serve", func() *httptest.Server { return serveProxy(b, upstream, serve.Config{}) }, bodies},
+		{"serve-cold", func() *httptest.Server { return serveProxy(b, upstream, serve.Config{}) }, cold},
+	}
+}
+
 // chatBody returns a Chat Completions request of about size bytes: a
 // coding session of tool calls and results, ending with a user message
 // that tag makes unique (a growing conversation's new turn). With cold, tag
@@ -134,7 +152,7 @@ func (l latencies) report(b *testing.B) {
 // unique (a growing conversation's new turn). With cold, tag is in every
 // message, so that no element was seen before.
 func apiBody(api servetest.API, size int, tag string, cold bool) []byte {
-	model := map[servetest.API]string{servetest.Chat: "gpt-4o", servetest.Responses: "gpt-4o", servetest.Messages: "claude-sonnet-4-5"}[api]
+	model := benchModel(api)
 	all := conversation(size/1500+10, 12)
 	// The fewest turns that make size, ending on a tool result.
 	n := sort.Search(len(all), func(n int) bool { return len(request(api, model, all[:n], false)) >= size })
@@ -185,15 +203,7 @@ func BenchmarkUnderThreshold100KB(b *testing.B) {
 		for i := range cold {
 			cold[i] = apiBody(api, 100<<10, fmt.Sprintf("c%d-%d", i, time.Now().UnixNano()), true)
 		}
-		for _, p := range []struct {
-			name   string
-			srv    func() *httptest.Server
-			bodies [][]byte
-		}{
-			{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }, bodies},
-			{"serve", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, bodies},
-			{"serve-cold", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, cold},
-		} {
+		for _, p := range anchorWarmCold(b, up.URL, bodies, cold) {
 			b.Run(string(api)+"/"+p.name, func(b *testing.B) {
 				bodies := p.bodies
 				srv := p.srv()
@@ -222,24 +232,7 @@ func BenchmarkUnderThreshold100KB(b *testing.B) {
 func BenchmarkUnderLoad100KB(b *testing.B) {
 	up := benchUpstream(b)
 	for _, clients := range []int{8, 32} {
-		convs := make([][][]byte, clients)
-		for c := range convs {
-			// A conversation of its own, growing by a round (a call and
-			// its result) per request from about 100 KB.
-			turns := conversation(100, 12)
-			for i := range turns {
-				turns[i].text = fmt.Sprintf("client %d: %s", c, turns[i].text)
-			}
-			n := 1
-			for len(request(servetest.Chat, "gpt-4o", turns[:n], false)) < 100<<10 || turns[n-1].role != compact.RoleTool {
-				n++
-			}
-			for ; len(convs[c]) < 32; n++ {
-				if turns[n-1].role == compact.RoleTool {
-					convs[c] = append(convs[c], request(servetest.Chat, "gpt-4o", turns[:n], false))
-				}
-			}
-		}
+		convs := clientConversations(servetest.Chat, clients, 32, false)
 		for _, p := range []struct {
 			name string
 			srv  func() *httptest.Server
@@ -290,15 +283,7 @@ func BenchmarkFirstStreamedByte100KB(b *testing.B) {
 	for i := range cold {
 		cold[i] = chatBody("gpt-4o", 100<<10, fmt.Sprintf("c%d-%d", i, time.Now().UnixNano()), true, true)
 	}
-	for _, p := range []struct {
-		name   string
-		srv    func() *httptest.Server
-		bodies [][]byte
-	}{
-		{"anchor", func() *httptest.Server { return anchorProxy(b, up.URL) }, bodies},
-		{"serve", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, bodies},
-		{"serve-cold", func() *httptest.Server { return serveProxy(b, up.URL, serve.Config{}) }, cold},
-	} {
+	for _, p := range anchorWarmCold(b, up.URL, bodies, cold) {
 		b.Run(p.name, func(b *testing.B) {
 			bodies := p.bodies
 			srv := p.srv()
@@ -494,13 +479,12 @@ func peakRSSMB() float64 {
 // warmClients is how many clients send at once in BenchmarkWarmUnderLoad.
 const warmClients = 32
 
-// warmBodies returns, for each of clients, a growing conversation of api
-// whose first request (about 100 KB) is over the threshold of a 32K-token
-// window and whose next ones add a round each (an assistant's call and its
-// result) and end with an ask of their own: warm requests, each of a
-// session compacted before.
-func warmBodies(api servetest.API, clients, perClient int) [][][]byte {
-	model := map[servetest.API]string{servetest.Chat: "gpt-4o", servetest.Responses: "gpt-4o", servetest.Messages: "claude-sonnet-4-5"}[api]
+// clientConversations returns, for each of clients, a conversation of api
+// of its own, growing by a round (an assistant's call and its result) per
+// request from about 100 KB: perClient requests. With ask, each request
+// ends with an ask of its own after the round.
+func clientConversations(api servetest.API, clients, perClient int, ask bool) [][][]byte {
+	model := benchModel(api)
 	out := make([][][]byte, clients)
 	for c := range out {
 		turns := conversation(100, 12)
@@ -512,13 +496,25 @@ func warmBodies(api servetest.API, clients, perClient int) [][][]byte {
 			n++
 		}
 		for ; len(out[c]) < perClient; n++ {
-			if turns[n-1].role == compact.RoleTool {
-				ask := turn{role: compact.RoleUser, text: fmt.Sprintf("client %d: go on with step %d", c, n)}
-				out[c] = append(out[c], request(api, model, append(slices.Clone(turns[:n]), ask), false))
+			if turns[n-1].role != compact.RoleTool {
+				continue
 			}
+			req := turns[:n]
+			if ask {
+				req = append(slices.Clone(req), turn{role: compact.RoleUser, text: fmt.Sprintf("client %d: go on with step %d", c, n)})
+			}
+			out[c] = append(out[c], request(api, model, req, false))
 		}
 	}
 	return out
+}
+
+// benchModel is the model the benchmarks ask for of each API.
+func benchModel(api servetest.API) string {
+	if api == servetest.Messages {
+		return "claude-sonnet-4-5"
+	}
+	return "gpt-4o"
 }
 
 // The warm path under load: warmClients clients at once, each a
@@ -539,7 +535,9 @@ func BenchmarkWarmUnderLoad(b *testing.B) {
 		return serve.Config{Compaction: c}
 	}
 	for _, api := range allAPIs {
-		convs := warmBodies(api, warmClients, 16)
+		// Each first request (about 100 KB) is over the threshold of a
+		// 32K-token window.
+		convs := clientConversations(api, warmClients, 16, true)
 		for _, p := range []struct {
 			name string
 			srv  func() *httptest.Server

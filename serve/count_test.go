@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/corpus"
 	"github.com/compactkit/compact/internal/elemgen"
@@ -71,29 +70,12 @@ func (c *unreadChecker) check(t errorer, name, path, model string, body []byte) 
 		return true
 	}
 	for i := range u.Msgs {
-		if g, w := counted(u.Msgs[i]), counted(u.ReaderMsgs[i]); g != w {
+		if g, w := elemgen.Counted(u.Msgs[i]), elemgen.Counted(u.ReaderMsgs[i]); g != w {
 			t.Errorf("%s: message %d:\npass   %s\nreader %s", name, i, g, w)
 			return true
 		}
 	}
 	return true
-}
-
-// counted renders what the token counter reads of m.
-func counted(m compact.Message) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "role=%q name=%q results=%q", m.Role, m.Name, m.ToolCallIDs)
-	for _, p := range m.Parts {
-		fmt.Fprintf(&b, " [%s %q %q", p.Type, p.Text, p.CallID)
-		if tc := p.ToolCall; tc != nil {
-			fmt.Fprintf(&b, " call %q %q %s", tc.ID, tc.Name, tc.Arguments)
-		}
-		if p.Image != nil {
-			fmt.Fprintf(&b, " image %q %q %d", p.Image.URL, p.Image.MediaType, len(p.Image.Data))
-		}
-		b.WriteString("]")
-	}
-	return b.String()
 }
 
 // wrap makes a request of a list written by format.Write (an array, or an

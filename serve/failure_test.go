@@ -226,14 +226,7 @@ func TestPrefixSurvivesRestart(t *testing.T) {
 	for _, api := range allAPIs {
 		t.Run(string(api), func(t *testing.T) {
 			dir := t.TempDir()
-			open := func() checkpoint.Store {
-				s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
+			open := func() checkpoint.Store { return openFileStore(t, dir) }
 			turns := conversation(70, 8)
 			a := newRig(t, func(c *serve.Config) { c.Store = open() })
 			a.post(t, apiPaths[api], request(api, modelFor(api), turns[:120], false), nil)

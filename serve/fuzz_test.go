@@ -43,6 +43,8 @@ func FuzzWriteWithout(f *testing.F) {
 	})
 }
 
+// drop deletes every cache_control member of a decoded JSON value, at any
+// depth (the tests' view of Anthropic's moving breakpoints).
 func drop(x any) {
 	switch x := x.(type) {
 	case map[string]any:

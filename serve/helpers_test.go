@@ -9,15 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/checkpoint"
 	"github.com/compactkit/compact/compactor"
 	"github.com/compactkit/compact/fallback"
 	"github.com/compactkit/compact/format"
+	"github.com/compactkit/compact/internal/syncbuffer"
 	"github.com/compactkit/compact/serve"
 	"github.com/compactkit/compact/serve/servetest"
 	"github.com/compactkit/compact/tokens"
@@ -59,31 +60,13 @@ func (c *counting) Summarize(ctx context.Context, req compact.SummaryRequest) (c
 	return compact.Summary{Handoff: h, Method: compact.MethodFallback}, err
 }
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // rig is a proxy in front of a scripted upstream.
 type rig struct {
 	up      *servetest.Upstream
 	upSrv   *httptest.Server
 	srv     *serve.Server
 	proxy   *httptest.Server
-	logs    *syncBuffer
+	logs    *syncbuffer.Buffer
 	summary *counting
 }
 
@@ -91,7 +74,7 @@ type rigOption func(*serve.Config)
 
 func newRig(t testing.TB, opts ...rigOption) *rig {
 	t.Helper()
-	r := &rig{up: &servetest.Upstream{}, logs: &syncBuffer{}, summary: &counting{}}
+	r := &rig{up: &servetest.Upstream{}, logs: &syncbuffer.Buffer{}, summary: &counting{}}
 	r.upSrv = httptest.NewServer(r.up)
 	t.Cleanup(r.upSrv.Close)
 	cfg := serve.Config{
@@ -159,6 +142,30 @@ func conversation(n, size int) []turn {
 			turn{role: compact.RoleTool, callID: id, text: fileBody(k, size)})
 	}
 	return turns
+}
+
+// openFileStore opens the file store in dir, closed when the test ends: a
+// store a restarted proxy opens again.
+func openFileStore(t testing.TB, dir string) checkpoint.Store {
+	t.Helper()
+	s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// roundEnds returns where the rounds of turns end: the index after each
+// tool result, so that turns[:end] is a request that ends on a result.
+func roundEnds(turns []turn) []int {
+	var ends []int
+	for i, tn := range turns {
+		if tn.role == compact.RoleTool {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
 }
 
 func fileBody(k, lines int) string {

@@ -22,12 +22,7 @@ func TestParallelRunsKeepTheirPrefixes(t *testing.T) {
 		t.Run(string(api), func(t *testing.T) {
 			r := newRig(t)
 			runs := [2][]turn{conversation(40, 16), diverged(conversation(40, 16), "run B")}
-			var cuts []int
-			for i, tn := range runs[0] {
-				if tn.role == compact.RoleTool {
-					cuts = append(cuts, i+1)
-				}
-			}
+			cuts := roundEnds(runs[0])
 			const start, requests = 20, 5
 			for k := 0; k < requests; k++ {
 				for run := range runs {
@@ -79,14 +74,7 @@ func diverged(turns []turn, tag string) []turn {
 func TestParallelRunsSurviveRestart(t *testing.T) {
 	api := servetest.Chat
 	dir := t.TempDir()
-	open := func() checkpoint.Store {
-		s, err := checkpoint.NewFileStore(dir, checkpoint.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() checkpoint.Store { return openFileStore(t, dir) }
 	runs := [2][]turn{conversation(70, 8), diverged(conversation(70, 8), "run B")}
 	a := newRig(t, func(c *serve.Config) { c.Store = open() })
 	for _, turns := range runs {

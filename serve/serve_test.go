@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/serve"
 	"github.com/compactkit/compact/serve/servetest"
 )
 
@@ -126,12 +126,7 @@ func TestStablePrefixAcrossGrowingRequests(t *testing.T) {
 		t.Run(string(api), func(t *testing.T) {
 			r := newRig(t)
 			turns := conversation(80, 16)
-			var cuts []int // ends of rounds: after each tool result
-			for i, tn := range turns {
-				if tn.role == compact.RoleTool {
-					cuts = append(cuts, i+1)
-				}
-			}
+			cuts := roundEnds(turns)
 			start := 20 // rounds in the first request: over the threshold
 			var prevPrefix []json.RawMessage
 			var prevSent []json.RawMessage
@@ -203,21 +198,7 @@ func normalize(api servetest.API, e []byte) []byte {
 	if json.Unmarshal(e, &v) != nil {
 		return e
 	}
-	var drop func(any)
-	drop = func(x any) {
-		switch x := x.(type) {
-		case map[string]any:
-			delete(x, "cache_control")
-			for _, y := range x {
-				drop(y)
-			}
-		case []any:
-			for _, y := range x {
-				drop(y)
-			}
-		}
-	}
-	drop(v)
+	serve.DropCacheControl(v)
 	out, _ := json.Marshal(v)
 	return out
 }

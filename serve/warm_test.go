@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/compactkit/compact"
 )
 
 // A warm request (its conversation was compacted before, and it goes out
@@ -21,12 +19,7 @@ func TestWarmRequestsNotReadInFull(t *testing.T) {
 		t.Run(string(api), func(t *testing.T) {
 			r := newRig(t)
 			turns := conversation(80, 16)
-			var cuts []int
-			for i, tn := range turns {
-				if tn.role == compact.RoleTool {
-					cuts = append(cuts, i+1)
-				}
-			}
+			cuts := roundEnds(turns)
 			for k := 0; k < 20; k++ {
 				body := request(api, modelFor(api), turns[:cuts[20+k]], false)
 				if status, answer := r.post(t, apiPaths[api], body, nil); status != 200 {

@@ -26,6 +26,7 @@ import (
 	"github.com/compactkit/compact/checkpoint/storetest"
 	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/corpus"
+	"github.com/compactkit/compact/internal/syncbuffer"
 )
 
 // offline are the flags that make a batch run without an LLM, the same
@@ -202,24 +203,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer a test may read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func exitStatus(err error) int {
@@ -415,7 +398,7 @@ func testBatchSecondInterrupt(t *testing.T, bin string) {
 	in, out := filepath.Join(tmp, "in"), filepath.Join(tmp, "out")
 	writeFiles(t, in, map[string]string{"a.json": chat(40), "b.json": chat(41), "c.json": chat(42)})
 	llmEnv := []string{"OPENAI_BASE_URL=" + llm.URL + "/v1"}
-	var stderr syncBuffer
+	var stderr syncbuffer.Buffer
 	cmd := batchCommand(bin, llmEnv, "batch", in, "--out", out, "-j", "2", "--force", "--retries", "0")
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/syncbuffer"
 	"github.com/compactkit/compact/serve/servetest"
 )
 
@@ -51,23 +51,6 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // compact serve end to end: flags, model table, store, one compacted
 // request and its log line, and a clean stop.
 func TestServeCommand(t *testing.T) {
@@ -79,7 +62,7 @@ func TestServeCommand(t *testing.T) {
 	os.WriteFile(models, []byte("[[models]]\nname = \"tiny-gpt\"\nencoding = \"o200k_base\"\nwindow = 4000\noutput_reserve = 500\n"), 0o644)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &syncbuffer.Buffer{}
 	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: stderr, getenv: func(string) string { return "" }}
 	done := make(chan int)
 	go func() {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact/checkpoint/storetest"
+	"github.com/compactkit/compact/internal/syncbuffer"
 	"github.com/compactkit/compact/serve/servetest"
 	"github.com/redis/go-redis/v9"
 )
@@ -121,7 +122,7 @@ func TestUpstreamAndBaseURLPasswordNeverPrinted(t *testing.T) {
 	defer upSrv.Close()
 	withPw := strings.Replace(upSrv.URL, "http://", "http://admin:"+urlPassword+"@", 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &syncbuffer.Buffer{}
 	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: stderr, getenv: func(string) string { return "" }}
 	done := make(chan int)
 	go func() {

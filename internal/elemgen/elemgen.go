@@ -3,7 +3,7 @@
 // a reader must mind (roles, content shapes, calls and their outputs,
 // reasoning, escapes and lone surrogates, unknown and case-variant keys)
 // in any order. format's and serve's tests hold their count-only pass to
-// the reader on these.
+// the reader on these, comparing messages as Counted renders them.
 package elemgen
 
 import (
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/compactkit/compact"
 	"pgregory.net/rapid"
 )
 
@@ -110,5 +111,24 @@ func Element(rt *rapid.T, chat bool, callID string) string {
 		fmt.Fprintf(&b, "%q: %s", k, members[k])
 	}
 	b.WriteString("}")
+	return b.String()
+}
+
+// Counted renders what the token counter reads of m (role, name, results,
+// each part's type, text, call and image), so that a test compares the
+// count pass's message with the reader's.
+func Counted(m compact.Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "role=%q name=%q results=%q", m.Role, m.Name, m.ToolCallIDs)
+	for _, p := range m.Parts {
+		fmt.Fprintf(&b, " [%s %q %q", p.Type, p.Text, p.CallID)
+		if tc := p.ToolCall; tc != nil {
+			fmt.Fprintf(&b, " call %q %q %s", tc.ID, tc.Name, tc.Arguments)
+		}
+		if p.Image != nil {
+			fmt.Fprintf(&b, " image %q %q %d", p.Image.URL, p.Image.MediaType, len(p.Image.Data))
+		}
+		b.WriteString("]")
+	}
 	return b.String()
 }
