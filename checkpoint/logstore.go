@@ -853,7 +853,10 @@ func (s *LogStore) Sessions(ctx context.Context) ([]string, error) {
 	if s.legacy != nil {
 		more, lerr := s.legacy.sessions()
 		names = append(names, more...)
-		err = errors.Join(err, lerr)
+		// Both read the store's directory: its failure is said once.
+		if err == nil || lerr == nil || err.Error() != lerr.Error() {
+			err = errors.Join(err, lerr)
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names), err

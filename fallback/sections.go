@@ -121,6 +121,9 @@ type entry struct {
 	// wrong: where a kept action of the same call already shows them all
 	// in its outcome, the entry repeats it and is left out.
 	states []string
+	// name, on a file entry, is the file's short name (its last two path
+	// segments): what the section's note lists when the entry is left out.
+	name string
 }
 
 // draft is a handoff before bounding: the task snapshot and goal, and the
@@ -1048,6 +1051,9 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 		if !answered && strings.TrimSpace(textOf(m)) != "" {
 			answer, answered = 2, true
 		}
+		// Its first statement after a tool's output reads that output:
+		// what the agent concluded from it, before it plans the next call.
+		reacting := i > 0 && w.msgs.at(i-1).IsToolResult()
 		type cand struct {
 			s     string
 			score int
@@ -1085,6 +1091,12 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 				sc := scoreSentence(s, cues) - penalty + names
 				if p.Type == compact.PartText && sc > 0 {
 					sc += answer
+					if reacting && opening(s) != openIntent {
+						sc += reactionBonus
+					}
+				}
+				if p.Type == compact.PartText {
+					reacting = false
 				}
 				if sc >= 3 && !seen[s] {
 					cands = append(cands, cand{s, sc, pos})
@@ -1105,6 +1117,10 @@ func (w *window) buildDecisions(d *draft, hot []string) {
 	}
 	demoteRepeats(d.secs[secDecisions])
 }
+
+// reactionBonus is what the agent's first statement after a tool's
+// output gains: its reading of what the output showed.
+const reactionBonus = 1
 
 // demoteRepeats ranks an entry that says much the same as a better-ranked
 // one (most of its content words, three in four, are in the other) below
@@ -1506,10 +1522,29 @@ func buildFiles(d *draft, all []*refStat, root string) {
 			level = 1 // named by a call that failed or did not say what it did
 		}
 		rk := rank{class: classWindow, weight: level, weight2: r.score(), at: r.latest()}
+		name := ""
+		if touched && r.op > opMention {
+			name = shortPath(r.text)
+		}
 		// Rendered as ranked: the order is the rank, reversed.
-		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rk,
+		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rk, name: name,
 			order: position{era: -level, at: -r.score(), sub: -r.latest(), tie: r.first}})
 	}
+}
+
+// shortPath is a path's last two segments ("joins/orders.ts" of
+// "/srv/app/src/joins/orders.ts"): enough to find the file again, at a
+// fraction of the bytes.
+func shortPath(p string) string {
+	p = strings.TrimRight(p, `/\`)
+	k := strings.LastIndexAny(p, `/\`)
+	if k <= 0 {
+		return p
+	}
+	if j := strings.LastIndexAny(p[:k], `/\`); j >= 0 {
+		return p[j+1:]
+	}
+	return p
 }
 
 // truncatedBySpace reports a mention that is the start of a longer path

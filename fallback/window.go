@@ -458,7 +458,7 @@ func maskValues(v any, mask func(string) string) {
 // before. The last fenced block is the command.
 func textAction(msgs *messages, i int, acting bool) *call {
 	m := msgs.at(i)
-	if m.Role != compact.RoleAssistant || len(m.ToolCalls()) > 0 {
+	if m.Role != compact.RoleAssistant || makesCall(m) {
 		return nil
 	}
 	// The window may end before the output: an agent seen acting this way
@@ -515,6 +515,17 @@ func lastFence(s string) (lang, body string) {
 func failedText(m *compact.Message) bool {
 	for _, p := range m.Parts {
 		if p.Type == compact.PartText && p.Failed {
+			return true
+		}
+	}
+	return false
+}
+
+// makesCall reports whether m makes a tool call, without copying its calls
+// out (Message.ToolCalls): every assistant message of a window is asked.
+func makesCall(m *compact.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type == compact.PartToolCall && p.ToolCall != nil {
 			return true
 		}
 	}

@@ -191,6 +191,14 @@ func decodeAnthropicMessage(raw json.RawMessage, index int) (compact.Message, er
 	if o.Role == nil || *o.Role == "" {
 		return compact.Message{}, &recordError{msg: `expected a message object with a "role", found none`}
 	}
+	if o.Content == nil || string(o.Content) == "null" {
+		// No content (null is none the API takes) but other fields: read
+		// empty, what they hold would be lost without a word.
+		other := slices.DeleteFunc(unknownContent(raw), func(k string) bool { return strings.EqualFold(k, "content") })
+		if len(other) > 0 {
+			return compact.Message{}, &recordError{msg: fmt.Sprintf("message %d is %s; another format read with --format?", index, noContentWhy(other, "content"))}
+		}
+	}
 	m := compact.Message{Role: compact.Role(*o.Role)}
 	parts, err := anthropicContent(o.Content)
 	if err != nil {
@@ -391,6 +399,28 @@ func decodeAnthropicTools(raw json.RawMessage) ([]compact.ToolDef, error) {
 	return tools, nil
 }
 
+// anthropicCutRequest scores a request cut off by the head before its
+// "messages" (a long "system" prompt first): fields of a request only, one
+// of them Anthropic's, make it likely.
+func anthropicCutRequest(sh jsonShape) int {
+	if !sh.cut {
+		return 0
+	}
+	anthropic := false
+	for _, f := range sh.fields {
+		switch {
+		case anthropicRequestKeys[f.key]:
+			anthropic = true
+		case !openaiRequestKeys[f.key]:
+			return 0
+		}
+	}
+	if anthropic {
+		return 20
+	}
+	return 0
+}
+
 // sniffAnthropic scores Anthropic Messages: block types only Anthropic has
 // (tool_use, tool_result, thinking, image sources) or a top-level "system"
 // make it likely; plain user/assistant strings are more likely OpenAI Chat.
@@ -410,7 +440,7 @@ func sniffAnthropic(head []byte) int {
 			if string(typ.value) == `"message"` && hasRole && hasContent {
 				return 50 // a Messages API response object
 			}
-			return 0
+			return anthropicCutRequest(sh)
 		}
 		for _, f := range sh.fields {
 			switch {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -64,9 +65,23 @@ import (
 //     line); ReadOptions.SkipBadLines skips such lines with a warning
 //     instead.
 //
-// Rewound branches (several children of one parentUuid) are read in file
-// order; the corpus of real sessions has none, and Claude Code's own chain
-// walk would pick the newest branch.
+//   - A session is a tree: rewinding the conversation (Esc-Esc, editing an
+//     earlier prompt) starts a new branch from an earlier record, and
+//     Claude Code resumes the branch that leads to its newest record,
+//     walking parentUuid back from it. The reader follows it: a user
+//     prompt whose parent is a record of the live branch with messages
+//     after it starts a new branch, and those messages leave the live
+//     context. They are kept as Records of Type "rewound" (written back
+//     byte for byte, where they stood), with a WarnRewound warning saying
+//     how many were left off. Progress records sit on the chain but are
+//     passed through (a record whose parent is a progress record hangs off
+//     that record's parent), attachment and system records stand where
+//     their parent does, and the records of one API message (parallel tool
+//     calls) and the tool results that answer them hang off one another
+//     beside the chain, as Claude Code takes them back in: none of them
+//     starts a branch. A parent that is not in the file (a slice of a
+//     session, a damaged line) continues the chain (compact check reports
+//     the gap). Files are append-only, so the newest record is the last.
 
 func init() {
 	register(Format{
@@ -83,6 +98,7 @@ type ccHeader struct {
 	Type             string       `json:"type"`
 	Subtype          string       `json:"subtype"`
 	UUID             string       `json:"uuid"`
+	ParentUUID       string       `json:"parentUuid"`
 	IsSidechain      bool         `json:"isSidechain"`
 	IsMeta           bool         `json:"isMeta"`
 	IsCompactSummary bool         `json:"isCompactSummary"`
@@ -126,6 +142,7 @@ const (
 	ccInvalid         = "invalid"   // Record.Type of message records that cannot be read as messages
 	ccDuplicate       = "duplicate" // Record.Type of a conversation record written a second time
 	ccUnknown         = "unknown"   // Record.Type of lines that are not records
+	ccRewound         = "rewound"   // Record.Type of the records of a branch the conversation was rewound from
 )
 
 func sniffClaudeCode(head []byte) int {
@@ -251,6 +268,8 @@ type ccItem struct {
 	types []string // record type of each of msg's source records
 	pos   int      // line number (JSONL) or index (export) of the first record
 	span  spanRef  // rec's span, for a record that may join a message
+	n     int      // msg's ordinal among the live messages (1-based)
+	off   bool     // msg lies on a branch the conversation was rewound from
 }
 
 type ccReader struct {
@@ -260,6 +279,11 @@ type ccReader struct {
 	lastSummary int // item index of the last isCompactSummary message
 	uuids       map[string]bool
 	sawBoundary bool
+	// chain places each chain record (by uuid) in the live branch: the
+	// number of live messages up to it and its line. live counts the live
+	// messages read so far, base those before the last reset.
+	chain      map[string]ccNode
+	live, base int
 	// open is the item index of the assistant message whose next record
 	// (same message.id) may still follow, -1 when none; pending holds the
 	// metadata records read since, which join that message when it
@@ -270,7 +294,63 @@ type ccReader struct {
 }
 
 func newCCReader(rs *readState) *ccReader {
-	return &ccReader{rs: rs, boundary: -1, lastSummary: -1, open: -1, uuids: map[string]bool{}}
+	return &ccReader{rs: rs, boundary: -1, lastSummary: -1, open: -1, uuids: map[string]bool{}, chain: map[string]ccNode{}}
+}
+
+// ccNode is where a chain record stands: after the first n live messages,
+// at the record of line line (its own, or, for a record that starts no
+// message, its parent's).
+type ccNode struct {
+	n, line int
+}
+
+// ccChainTypes are the record types on Claude Code's parent chain besides
+// user and assistant messages (progress records are passed through).
+var ccChainTypes = map[string]bool{ccSystem: true, "attachment": true, "progress": true}
+
+// place puts a chain record that starts no message where its parent
+// stands (a progress record's children hang off its parent, as Claude Code
+// reads them); a record whose parent is not in the file stands at the end.
+func (c *ccReader) place(h *ccHeader, pos int) {
+	if h.UUID == "" || h.IsSidechain {
+		return
+	}
+	at := ccNode{n: c.live, line: pos}
+	if p, ok := c.chain[h.ParentUUID]; ok && h.ParentUUID != "" {
+		at = p
+	}
+	c.chain[h.UUID] = at
+}
+
+// rewind is called before a user prompt whose parent is parent: when the
+// parent is a record of the live branch with live messages after it, the
+// conversation was rewound to it, and those messages leave the live context.
+func (c *ccReader) rewind(parent string, pos int) error {
+	p, ok := c.chain[parent]
+	if !ok || parent == "" || p.n >= c.live || p.n < c.base {
+		return nil
+	}
+	left := 0
+	for i := len(c.items) - 1; i >= 0; i-- {
+		it := &c.items[i]
+		if it.msg == nil || it.off {
+			continue
+		}
+		if it.n <= p.n {
+			break
+		}
+		it.off = true
+		left++
+	}
+	if c.rs.streaming() {
+		// Messages handed over already: the sink drops them.
+		left = c.live - p.n
+		c.rs.rewind(p.n - c.base)
+	}
+	c.live = p.n
+	c.rs.warn(Warning{Line: pos, Offset: -1, Kind: WarnRewound, Record: ccRewound,
+		Msg: fmt.Sprintf("the conversation was rewound to the record at line %d: %d message(s) after it are on a branch Claude Code no longer resumes; kept as %q records, not read", p.line, left, ccRewound)})
+	return nil
 }
 
 // ccKnownTypes are the record types Claude Code writes besides user and
@@ -325,8 +405,10 @@ func (c *ccReader) add(raw []byte, pos int) error {
 		}
 		if read && h.UUID != "" {
 			c.uuids[h.UUID] = true
+			c.chain[h.UUID] = ccNode{n: c.live, line: pos}
 		}
 	case h.Type == ccSystem:
+		c.place(&h, pos)
 		typ := h.Subtype
 		if typ == "" {
 			typ = ccSystem
@@ -342,6 +424,7 @@ func (c *ccReader) add(raw []byte, pos int) error {
 				c.rs.reset(nil)
 			}
 			c.sawBoundary = true
+			c.base = c.live
 		}
 		c.record(typ, raw, typ == ccCompactBoundary)
 	case h.Type == ccSummary:
@@ -351,6 +434,9 @@ func (c *ccReader) add(raw []byte, pos int) error {
 		c.rs.unreadRecord(pos, ccUnknown, "it has no type")
 		c.record(ccUnknown, raw, false)
 	default:
+		if ccChainTypes[h.Type] {
+			c.place(&h, pos)
+		}
 		if !ccKnownTypes[h.Type] {
 			c.rs.unreadRecord(pos, h.Type, "a record type this reader does not know")
 		}
@@ -419,6 +505,13 @@ func (c *ccReader) message(h *ccHeader, raw []byte, pos int) (read bool, err err
 		}
 	}
 	c.close()
+	if role == compact.RoleUser && !h.IsCompactSummary && h.Type == ccUser &&
+		!slices.ContainsFunc(parts, func(p compact.Part) bool { return p.Type == compact.PartToolResult }) {
+		if err := c.rewind(h.ParentUUID, pos); err != nil {
+			return false, err
+		}
+	}
+	c.live++
 	m := &compact.Message{ID: h.UUID, Role: role, Parts: parts}
 	c.rs.keep(m, raw)
 	if role == compact.RoleUser {
@@ -435,9 +528,12 @@ func (c *ccReader) message(h *ccHeader, raw []byte, pos int) (read bool, err err
 				c.rs.reset(nil)
 			}
 			c.lastSummary = len(c.items)
+			if !c.sawBoundary {
+				c.base = c.live - 1
+			}
 		}
 	}
-	it := ccItem{msg: m, types: []string{h.Type}, pos: pos}
+	it := ccItem{msg: m, types: []string{h.Type}, pos: pos, n: c.live}
 	if role == compact.RoleAssistant && msg.ID != "" {
 		it.msgID = msg.ID
 		c.open = len(c.items)
@@ -458,7 +554,7 @@ func (c *ccReader) stream(all bool) error {
 		k = c.open
 	}
 	for _, it := range c.items[:k] {
-		if it.msg == nil {
+		if it.msg == nil || it.off {
 			c.rs.records++
 			continue
 		}
@@ -494,7 +590,7 @@ func (c *ccReader) transcript() compact.Transcript {
 	// of a long session, and its abandoned copies beside it.
 	n := 0
 	for i, it := range c.items {
-		if it.msg != nil && i >= reset {
+		if it.msg != nil && !it.off && i >= reset {
 			n++
 		}
 	}
@@ -506,9 +602,13 @@ func (c *ccReader) transcript() compact.Transcript {
 		case it.msg == nil:
 			it.rec.At = len(t.Messages)
 			t.Records = append(t.Records, it.rec)
-		case i < reset:
+		case i < reset || it.off:
 			for j, raw := range c.rs.sourceRecords(it.msg.Source) {
-				t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: it.types[j], Raw: raw})
+				typ := it.types[j]
+				if it.off {
+					typ = ccRewound
+				}
+				t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: typ, Raw: raw})
 			}
 		default:
 			stampMessage(it.msg, ClaudeCode, "cc", it.pos)

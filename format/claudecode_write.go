@@ -61,6 +61,9 @@ type ccOut struct {
 	build    func(parent, logicalParent string) []byte
 	uuid     string
 	boundary bool
+	// rewound: records of a branch the conversation was rewound from,
+	// written as they are but kept off the live chain.
+	rewound bool
 }
 
 // ccContext holds the session fields copied onto records the writer adds.
@@ -102,7 +105,7 @@ func ccEncode(t *compact.Transcript, chained bool) [][]byte {
 	r := 0
 	for i := range t.Messages {
 		for ; r < len(records) && records[r].At <= i; r++ {
-			out = append(out, ccOut{raws: [][]byte{records[r].Raw}})
+			out = append(out, ccOut{raws: [][]byte{records[r].Raw}, rewound: records[r].Type == ccRewound})
 		}
 		if compacting && i == 0 {
 			out = append(out, ctx.boundary())
@@ -110,7 +113,7 @@ func ccEncode(t *compact.Transcript, chained bool) [][]byte {
 		out = append(out, ccEncodeMessage(&t.Messages[i], &ctx, remap))
 	}
 	for ; r < len(records); r++ {
-		out = append(out, ccOut{raws: [][]byte{records[r].Raw}})
+		out = append(out, ccOut{raws: [][]byte{records[r].Raw}, rewound: records[r].Type == ccRewound})
 	}
 	return ccChain(out, &ctx, compacting, remap)
 }
@@ -179,8 +182,25 @@ func ccChain(out []ccOut, ctx *ccContext, compacting bool, remap map[string]stri
 	var recs [][]byte
 	prev, prevMsg := "", "" // last chain record written; last conversation record
 	live := map[string]bool{}
+	rewound := map[string]bool{}
 	afterInserted, inLive := false, !compacting
 	for _, o := range out {
+		if o.rewound && ctx.chained {
+			// Off the live chain: never a parent of what follows. A branch
+			// whose root was dropped is hung off the live record before
+			// it, so that it still reads as a branch left behind.
+			for _, raw := range o.raws {
+				uuid, parent, chain := ccChainFields(raw)
+				if chain && compacting && inLive && prev != "" && !live[parent] && !rewound[parent] {
+					raw = ccSetParent(raw, prev)
+				}
+				if chain {
+					rewound[uuid] = true
+				}
+				recs = append(recs, raw)
+			}
+			continue
+		}
 		if o.build != nil {
 			logical := ""
 			parent := prev

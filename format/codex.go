@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -108,6 +109,8 @@ type codexItem struct {
 	// event_msg exec_command_end, patch_apply_end
 	ExitCode *int  `json:"exit_code"`
 	Success  *bool `json:"success"`
+	// event_msg thread_rolled_back
+	NumTurns *int `json:"num_turns"`
 	// compacted
 	Message            jsonText       `json:"message"`
 	ReplacementHistory []jsonscan.Raw `json:"replacement_history"`
@@ -197,6 +200,89 @@ type cxReader struct {
 	summaries map[string]bool // messages of compacted lines
 	failed    map[string]bool // call ids whose end event reports a failure
 	line      codexLine       // decoding target, reused line after line
+	// held describes, when streaming, each message the sink holds, so that
+	// a rollback can say how many stay.
+	held []cxHeld
+}
+
+// cxHeld is what a rollback needs to know of a message handed over.
+type cxHeld struct {
+	role          compact.Role
+	summary, turn bool
+}
+
+// cxTurn reports whether m starts a user turn, as Codex counts them for a
+// rollback: a person's message (not the harness's context, not a summary).
+func cxTurn(m *compact.Message) bool {
+	return m.Role == compact.RoleUser && !m.Synthetic && !m.Summary
+}
+
+// cxRolledBack is the event Codex writes when the user backtracks: the
+// last num_turns user turns leave the history it resumes with.
+const cxRolledBack = "thread_rolled_back"
+
+// cxRewound is the Record.Type of the lines of rolled-back messages.
+const cxRewound = "rewound"
+
+// rollback drops the last n user turns from the history, as Codex's
+// drop_last_n_user_turns does: everything from the n-th last user turn
+// on (from the first when there are fewer), nothing when there is none.
+// The messages' lines stay as records of Type "rewound".
+func (c *cxReader) rollback(n, line int) {
+	if n <= 0 {
+		return
+	}
+	c.flush()
+	c.open = false
+	var turns []int
+	if c.rs.streaming() {
+		c.stream(true)
+		for i, h := range c.held {
+			if h.turn {
+				turns = append(turns, i)
+			}
+		}
+	} else {
+		for i := range c.msgs {
+			if cxTurn(&c.msgs[i]) {
+				turns = append(turns, i)
+			}
+		}
+	}
+	if len(turns) == 0 {
+		return
+	}
+	cut := turns[max(0, len(turns)-n)]
+	if c.rs.streaming() {
+		c.warnRollback(n, len(c.held)-cut, line)
+		c.held = c.held[:cut]
+		c.rs.rewind(cut)
+		return
+	}
+	c.warnRollback(n, len(c.msgs)-cut, line)
+	msgs, meta, recs, order := c.msgs, c.meta, c.recs, c.order
+	c.msgs, c.meta, c.recs, c.order = nil, nil, nil, nil
+	for _, ref := range order {
+		switch {
+		case !ref.msg:
+			r := recs[ref.i]
+			c.add1(r)
+		case ref.i < cut:
+			c.message(msgs[ref.i], meta[ref.i], false)
+		case meta[ref.i].inner:
+			// Inside a compacted record, which is kept whole.
+		default:
+			for _, raw := range c.rs.sourceRecords(msgs[ref.i].Source) {
+				c.add1(compact.Record{Type: cxRewound, Raw: raw})
+			}
+		}
+	}
+	c.open = false
+}
+
+func (c *cxReader) warnRollback(n, left, line int) {
+	c.rs.warn(Warning{Line: line, Offset: -1, Kind: WarnRewound, Record: cxRewound,
+		Msg: fmt.Sprintf("%s takes back the last %d user turn(s): %d message(s), as Codex resumes without them; kept as %q records, not read", cxRolledBack, n, left, cxRewound)})
 }
 
 func (c *cxReader) add(raw []byte, n int) error {
@@ -227,7 +313,15 @@ func (c *cxReader) add(raw []byte, n int) error {
 	if l.Payload != nil {
 		payloadType = cmp.Or(l.Payload.Type, payloadType)
 	}
+	var other []string
+	if l.Type == cxResponseItem && payloadType == "message" && l.Payload.Content == nil {
+		other = unknownContent(jsonscan.Lookup(raw, "payload"), "content")
+	}
 	switch {
+	case other != nil:
+		// Read empty, its text would be lost without a word.
+		c.rs.unreadRecord(n, cxResponseItem+":message", noContentWhy(other, "content"))
+		c.record(cxResponseItem+":message", raw, false)
 	case l.Type == cxResponseItem:
 		if l.Payload == nil || !c.item(l.Payload, raw, n, "cx", false) {
 			if !codexMetaItems[payloadType] {
@@ -242,6 +336,9 @@ func (c *cxReader) add(raw []byte, n int) error {
 		c.record("invalid", raw, false)
 	case l.Type == cxEventMsg:
 		c.event(l.Payload)
+		if payloadType == cxRolledBack && l.Payload.NumTurns != nil {
+			c.rollback(*l.Payload.NumTurns, n)
+		}
 		// context_compacted marks a compaction Codex did itself.
 		c.record(cxEventMsg+":"+payloadType, raw, cxEventMsg+":"+payloadType == cxContextCompacted)
 	case l.Type == "":
@@ -355,9 +452,11 @@ func (c *cxReader) demote(keep func(*compact.Message) bool) {
 	if c.rs.streaming() {
 		// The messages so far go to the sink; the reset says which stay.
 		c.stream(true)
-		c.rs.reset(func(role compact.Role, summary bool) bool {
+		keepHeld := func(role compact.Role, summary bool) bool {
 			return keep(&compact.Message{Role: role, Summary: summary})
-		})
+		}
+		c.rs.reset(keepHeld)
+		c.held = slices.DeleteFunc(c.held, func(h cxHeld) bool { return !keepHeld(h.role, h.summary) })
 		return
 	}
 	msgs, meta, recs, order := c.msgs, c.meta, c.recs, c.order
@@ -603,6 +702,7 @@ func (c *cxReader) stream(all bool) error {
 		if err := c.rs.emit(*m); err != nil {
 			return err
 		}
+		c.held = append(c.held, cxHeld{m.Role, m.Summary, cxTurn(m)})
 	}
 	c.msgs = append(c.msgs[:0], c.msgs[k:]...)
 	c.meta = append(c.meta[:0], c.meta[k:]...)

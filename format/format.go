@@ -229,7 +229,27 @@ func Lookup(name Name) (Format, bool) {
 }
 
 // Detect returns the format of the input whose first bytes are head.
+//
+// A head that is the start of a JSON document cut short before anything
+// telling is complete (a first message longer than SniffSize) is sniffed
+// again closed where it was cut (closeCut), so the structure before the cut
+// decides.
 func Detect(head []byte) (Format, error) {
+	best, bestScore := bestSniff(head)
+	if bestScore == 0 {
+		if closed, _, ok := closeCut(head); ok {
+			best, bestScore = bestSniff(closed)
+		}
+	}
+	if bestScore == 0 {
+		return Format{}, fmt.Errorf("%w (tried %s)", ErrUnknownFormat, triedNames())
+	}
+	return best, nil
+}
+
+// bestSniff returns the format whose Sniff scores head highest, and the
+// score (0: none).
+func bestSniff(head []byte) (Format, int) {
 	var best Format
 	bestScore := 0
 	for _, f := range registry {
@@ -240,10 +260,7 @@ func Detect(head []byte) (Format, error) {
 			best, bestScore = f, s
 		}
 	}
-	if bestScore == 0 {
-		return Format{}, fmt.Errorf("%w (tried %s)", ErrUnknownFormat, triedNames())
-	}
-	return best, nil
+	return best, bestScore
 }
 
 func triedNames() string {
@@ -327,6 +344,11 @@ const (
 	// WarnUTF8: invalid UTF-8 in a string, or a \u escape of half a
 	// surrogate pair alone, read as U+FFFD.
 	WarnUTF8 WarningKind = "invalid_utf8"
+	// WarnRewound: the conversation was rewound (Claude Code's rewind or
+	// prompt edit, Gemini CLI's /rewind, Codex's backtrack): the messages
+	// it took back are not read; their records are kept, so writing the
+	// transcript back keeps them.
+	WarnRewound WarningKind = "rewound"
 )
 
 func (w Warning) String() string {
@@ -477,6 +499,12 @@ type Sink struct {
 	// by role and summary flag; nil keeps none. It may be nil when the
 	// caller wants every message of the file.
 	Reset func(keep func(role compact.Role, summary bool) bool)
+	// Rewind is called when the conversation was rewound (the agent's
+	// rewind or backtrack took messages back): of the messages the caller
+	// holds (those the last Reset kept, then those handed over since),
+	// only the first n stay. It may be nil when the caller wants every
+	// message of the file.
+	Rewind func(n int)
 }
 
 // Stream reads r as ReadWith does, but hands each message to sink as soon
@@ -535,6 +563,13 @@ func (rs *readState) emit(m compact.Message) error {
 	rs.tagger.tag(&m)
 	rs.err = rs.sink.Message(m)
 	return rs.err
+}
+
+// rewind passes a rewind to the sink.
+func (rs *readState) rewind(n int) {
+	if rs.sink.Rewind != nil {
+		rs.sink.Rewind(n)
+	}
 }
 
 // reset passes a reset to the sink.
@@ -738,6 +773,8 @@ func (e *Error) what() string {
 		if s := fmt.Sprintf("field %q has a %s", typ.Field, typ.Value); !strings.Contains(e.Msg, s) {
 			return e.Msg + ": " + s
 		}
+	case strings.Contains(e.Msg, e.Err.Error()):
+		// Msg quotes its cause already.
 	default:
 		return e.Msg + ": " + e.Err.Error()
 	}

@@ -72,6 +72,14 @@ func FuzzStreamAndCheck(f *testing.F) {
 			`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}}` + "\n" +
 			`{"timestamp":"t","type":"compacted","payload":{"message":"m"}}` + "\n",
 		`{"role":"user","content":"hi"}` + "\n" + `{"role":"assistant","content":"yo"}` + "\n",
+		// Rewinds: a Claude Code branch, a Codex rollback.
+		`{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}` + "\n" +
+			`{"type":"assistant","uuid":"a","parentUuid":"u","sessionId":"s","message":{"id":"m","role":"assistant","content":"a"}}` + "\n" +
+			`{"type":"user","uuid":"v","parentUuid":"a","sessionId":"s","message":{"role":"user","content":"old"}}` + "\n" +
+			`{"type":"user","uuid":"w","parentUuid":"a","sessionId":"s","message":{"role":"user","content":"new"}}` + "\n",
+		`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"ask"}]}}` + "\n" +
+			`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"}]}}` + "\n" +
+			`{"timestamp":"t","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":1}}` + "\n",
 	} {
 		f.Add([]byte(src))
 	}
@@ -98,6 +106,7 @@ func FuzzStreamAndCheck(f *testing.F) {
 				}
 				got = kept
 			},
+			Rewind: func(n int) { got = got[:n] },
 		})
 		if serr != nil {
 			t.Fatalf("Stream failed where Read did not: %v", serr)

@@ -42,6 +42,21 @@ func init() {
 	})
 }
 
+// gemContentFields are the fields of a message that carry what it says;
+// gemUnread is the Record.Type of a user or model turn with none of them
+// but other fields.
+var gemContentFields = []string{"content", "thoughts", "toolCalls"}
+
+const gemUnread = "unread"
+
+// gemWhy says why a record gemRecord did not read as a message is kept.
+func gemWhy(raw []byte, typ string) string {
+	if typ == gemUnread {
+		return noContentWhy(unknownContent(raw, gemContentFields...), gemContentFields...)
+	}
+	return "not a Gemini CLI message"
+}
+
 type gemMessage struct {
 	ID        string        `json:"id"`
 	Type      string        `json:"type"`
@@ -137,8 +152,8 @@ func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
 			return compact.Transcript{}, &Error{File: name, Format: GeminiCLI, Offset: -1, Msg: fmt.Sprintf("messages[%d]", i), Err: err}
 		}
 		if m == nil {
-			if typ == "invalid" || typ == "unknown" {
-				rs.unreadRecord(0, typ, "not a Gemini CLI message")
+			if typ == "invalid" || typ == "unknown" || typ == gemUnread {
+				rs.unreadRecord(0, typ, fmt.Sprintf("messages[%d]: %s", i, gemWhy(raw, typ)))
 			}
 			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: typ, Raw: raw})
 			continue
@@ -179,6 +194,12 @@ func gemRecord(raw []byte) (*compact.Message, string, error) {
 	if err := gemContentType(gm.Content); err != nil {
 		return nil, "", err
 	}
+	if gm.Content == nil && gm.Thoughts == nil && gm.ToolCalls == nil {
+		if other := unknownContent(raw, gemContentFields...); other != nil {
+			// Read empty, its text would be lost without a word.
+			return nil, gemUnread, nil
+		}
+	}
 	m := &compact.Message{ID: gm.ID, Role: role, Parts: gemParts(&gm), Source: compact.Source{Records: []json.RawMessage{raw}}}
 	markHandoff(m)
 	return m, gm.Type, nil
@@ -190,12 +211,49 @@ func gemRecord(raw []byte) (*compact.Message, string, error) {
 // message recorded again (same id: a model turn whose tool calls finished)
 // replaces the earlier version where it stood; each version's line, and
 // the lines between two versions, stay in its Source.Records, so writing
-// it back keeps the file as it was.
+// it back keeps the file as it was. A {"$rewindTo": id} line (/rewind)
+// takes back the message of that id and every message recorded after it,
+// as Gemini CLI's loader does (an id it never recorded takes back all):
+// their lines are kept as Records of Type "rewound", with a WarnRewound
+// warning, and a message recorded later under a taken-back id is new.
 
 const (
-	gemHeader = "session" // Record.Type of the header line
-	gemSet    = "$set"    // Record.Type of an update line
+	gemHeader  = "session"   // Record.Type of the header line
+	gemSet     = "$set"      // Record.Type of an update line
+	gemRewind  = "$rewindTo" // Record.Type of a rewind line
+	gemRewound = "rewound"   // Record.Type of the lines of messages a rewind took back
 )
+
+// gemRewindTo takes back messages k and later of t (a rewind line at line
+// n): their lines, and the records between them, become records before
+// message k, in file order.
+func gemRewindTo(t *compact.Transcript, k int) {
+	j := len(t.Records)
+	for j > 0 && t.Records[j-1].At > k {
+		j--
+	}
+	tail := slices.Clone(t.Records[j:])
+	t.Records = t.Records[:j]
+	ti := 0
+	for i := k; i < len(t.Messages); i++ {
+		for ; ti < len(tail) && tail[ti].At <= i; ti++ {
+			tail[ti].At = k
+			t.Records = append(t.Records, tail[ti])
+		}
+		for _, raw := range t.Messages[i].Source.Records {
+			rec := compact.Record{At: k, Type: gemRewound, Raw: raw}
+			if len(jsonscan.Lookup(raw, gemSet)) > 0 {
+				rec.Type, rec.State = gemSet, true
+			}
+			t.Records = append(t.Records, rec)
+		}
+	}
+	for ; ti < len(tail); ti++ {
+		tail[ti].At = k
+		t.Records = append(t.Records, tail[ti])
+	}
+	t.Messages = t.Messages[:k]
+}
 
 // gemIsJSONL reports whether the input is the JSON-lines layout: a first
 // line that is a whole object without "messages".
@@ -213,6 +271,7 @@ func gemIsJSONL(br *bufio.Reader) bool {
 func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error) {
 	t := compact.Transcript{Format: string(GeminiCLI)}
 	byID := map[string]int{} // message id -> index
+	var lineOf []int         // message index -> its first line
 	last := -1               // the message read last, while only records follow it
 	var pending []compact.Record
 	flush := func() {
@@ -233,6 +292,25 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		case len(jsonscan.ValueOf(raw, members, gemSet)) > 0:
 			pending = append(pending, compact.Record{Type: gemSet, Raw: raw, State: true})
 			return nil
+		case jsonscan.Raw(jsonscan.ValueOf(raw, members, gemRewind)).First() == '"':
+			id := jsonscan.LookupString(raw, gemRewind)
+			k, ok := byID[id]
+			if !ok {
+				k = 0
+			}
+			if k < len(t.Messages) {
+				rs.warn(Warning{Line: n, Offset: -1, Kind: WarnRewound, Record: gemRewound,
+					Msg: fmt.Sprintf("{\"$rewindTo\": %q} takes back %d message(s) from line %d on, as Gemini CLI's loader does; kept as %q records, not read",
+						id, len(t.Messages)-k, lineOf[k], gemRewound)})
+			}
+			for _, m := range t.Messages[k:] {
+				delete(byID, m.ID)
+			}
+			gemRewindTo(&t, k)
+			lineOf = lineOf[:k]
+			last = -1
+			pending = append(pending, compact.Record{Type: gemRewind, Raw: raw})
+			return nil
 		case len(t.Messages) == 0 && len(t.Records) == 0 && len(pending) == 0 && len(jsonscan.ValueOf(raw, members, "sessionId")) > 0:
 			t.Records = append(t.Records, compact.Record{Type: gemHeader, Raw: raw, State: true})
 			return nil
@@ -242,8 +320,8 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 			return jsonError(rs.name, GeminiCLI, n, err, "a Gemini CLI session line")
 		}
 		if m == nil {
-			if typ == "invalid" || typ == "unknown" {
-				rs.unreadRecord(n, typ, "not a Gemini CLI message")
+			if typ == "invalid" || typ == "unknown" || typ == gemUnread {
+				rs.unreadRecord(n, typ, gemWhy(raw, typ))
 			}
 			pending = append(pending, compact.Record{Type: typ, Raw: raw})
 			return nil
@@ -265,6 +343,7 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		m.Source.Records[0] = raw
 		stampMessage(m, GeminiCLI, "gem", n)
 		byID[m.ID] = len(t.Messages)
+		lineOf = append(lineOf, n)
 		last = len(t.Messages)
 		t.Messages = append(t.Messages, *m)
 		return nil

@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/compactkit/compact"
@@ -109,8 +110,9 @@ func readMiniSWE(r io.Reader, rs *readState) (compact.Transcript, error) {
 	}
 	t := compact.Transcript{Format: string(MiniSWEAgent), Envelope: d.env}
 	for i, raw := range d.elems {
-		m, ok := miniRead(raw)
-		if !ok {
+		m, why := miniRead(raw)
+		if why != "" {
+			rs.unreadRecord(0, "invalid", fmt.Sprintf("messages[%d]: %s", i, why))
 			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: "invalid", Raw: raw})
 			continue
 		}
@@ -120,14 +122,35 @@ func readMiniSWE(r io.Reader, rs *readState) (compact.Transcript, error) {
 	return t, nil
 }
 
-func miniRead(raw []byte) (compact.Message, bool) {
+// miniContentFields are the fields of a message that carry what it says.
+var miniContentFields = []string{"content", "reasoning_content", "tool_calls"}
+
+// miniRead reads one message record; why says why a record is not read
+// as a message.
+func miniRead(raw []byte) (m compact.Message, why string) {
 	var mm miniMessage
-	if raw[0] != '{' || json.Unmarshal(raw, &mm) != nil {
-		return compact.Message{}, false
+	if raw[0] != '{' {
+		return m, "not a message object"
+	}
+	if err := json.Unmarshal(raw, &mm); err != nil {
+		return m, err.Error()
+	}
+	if mm.Content == nil && mm.ToolCalls == nil && mm.ReasoningContent == "" {
+		if other := unknownContent(raw, miniContentFields...); other != nil {
+			// Read empty, its text would be lost without a word.
+			return m, noContentWhy(other, miniContentFields...)
+		}
 	}
 	parts, ok := chatParts(mm.Content)
 	if !ok {
-		return compact.Message{}, false
+		return m, fmt.Sprintf("its content is %s, not a text or a list of parts", jsonscan.Describe(mm.Content))
+	}
+	if len(parts) == 0 && mm.ToolCalls == nil && mm.ReasoningContent == "" && mm.Content.First() == '[' {
+		if elems, _ := jsonscan.Elements(mm.Content); len(elems) > 0 {
+			// Another agent's blocks (tool_use, tool_result, ...): read
+			// empty, what they say would be lost without a word.
+			return m, fmt.Sprintf("none of its %d content parts is of a type this reader reads (text, image_url)", len(elems))
+		}
 	}
 	if mm.ReasoningContent != "" {
 		parts = append([]compact.Part{{Type: compact.PartThinking, Text: mm.ReasoningContent}}, parts...)
@@ -135,7 +158,7 @@ func miniRead(raw []byte) (compact.Message, bool) {
 	for k := range mm.ToolCalls {
 		parts = append(parts, mm.ToolCalls[k].part())
 	}
-	m := compact.Message{Role: compact.Role(mm.Role), Name: mm.Name, Parts: parts,
+	m = compact.Message{Role: compact.Role(mm.Role), Name: mm.Name, Parts: parts,
 		Source: compact.Source{Records: []json.RawMessage{raw}}}
 	if mm.ToolCallID != "" {
 		m.ToolCallIDs = []string{mm.ToolCallID}
@@ -148,7 +171,7 @@ func miniRead(raw []byte) (compact.Message, bool) {
 		m.Synthetic = harnessOnly(parts)
 	}
 	markHandoff(&m)
-	return m, true
+	return m, ""
 }
 
 func writeMiniSWE(w io.Writer, t compact.Transcript) error {

@@ -310,6 +310,10 @@ func decodeRecord(raw []byte, v any, expected string) error {
 	return nil
 }
 
+// oaContentFields are the fields of a Chat Completions message that carry
+// what it says.
+var oaContentFields = []string{"content", "tool_calls", "function_call", "refusal", "reasoning_content", "reasoning", "audio"}
+
 // decodeOpenAIMessage turns one Chat Completions message record into a
 // Message that keeps raw as its source. valid says raw is known to be
 // valid JSON (a record of a document json.Valid accepted): the record is
@@ -325,6 +329,12 @@ func decodeOpenAIMessage(raw json.RawMessage, f Name, index int, valid bool) (co
 	}
 	if o.Role == nil || *o.Role == "" {
 		return compact.Message{}, &recordError{msg: `expected a chat message object with a "role", found none`}
+	}
+	if o.Content == nil && o.ToolCalls == nil && o.FunctionCall == nil && o.Refusal == nil && o.ReasoningContent == nil && o.Reasoning == nil {
+		if other := unknownContent(raw, oaContentFields...); other != nil {
+			// Read empty, its text would be lost without a word.
+			return compact.Message{}, &recordError{msg: fmt.Sprintf("message %d is %s; another format read with --format?", index, noContentWhy(other, oaContentFields...))}
+		}
 	}
 	m := compact.Message{Role: compact.Role(*o.Role), Name: o.Name}
 	switch *o.Role {
@@ -790,13 +800,20 @@ func chatEvidenceOf(items [][]byte) chatEvidence {
 	var ev chatEvidence
 	for _, it := range items {
 		keys := recordKeys(it)
+		_, cut := keys[cutKey]
+		delete(keys, cutKey)
 		var role string
-		if keys == nil || json.Unmarshal(keys["role"], &role) != nil || role == "" {
+		_, hasRole := keys["role"]
+		// A message cut off by the head (closeCut) before its "role" (a
+		// long "content" first) is a message as far as it goes.
+		roleAhead := cut && !hasRole && keys["content"] != nil
+		if !roleAhead && (keys == nil || json.Unmarshal(keys["role"], &role) != nil || role == "") {
 			ev.others++
 			continue
 		}
 		ev.messages++
 		switch {
+		case role == "":
 		case openaiOnlyRoles[role]:
 			ev.openai++
 		case role != "user" && role != "assistant":

@@ -231,6 +231,14 @@ func (b *respBuilder) add(raw json.RawMessage, valid bool) error {
 			return &recordError{msg: `expected a Responses API item with a "type" or "role", found neither`}
 		}
 	}
+	if typ == "message" && it.Content == nil {
+		if other := unknownContent(raw, "content"); other != nil {
+			// Read empty, its text would be lost without a word: kept
+			// as a record, unread.
+			b.rs.unreadRecord(0, "message", noContentWhy(other, "content"))
+			typ = "message:unread"
+		}
+	}
 	switch {
 	case typ == "message":
 		parts, err := responsesContent(it.Content)
@@ -293,7 +301,7 @@ func (b *respBuilder) add(raw json.RawMessage, valid bool) error {
 		if b.turn != nil {
 			at++
 		}
-		if !responsesItemTypes[typ] && typ != "compaction_trigger" {
+		if !responsesItemTypes[typ] && typ != "compaction_trigger" && typ != "message:unread" {
 			b.rs.unreadRecord(0, typ, "an item type this reader does not know")
 		}
 		b.t.Records = append(b.t.Records, compact.Record{At: at, Type: typ, Raw: raw, Marker: typ == "compaction_trigger"})

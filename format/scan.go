@@ -164,6 +164,9 @@ func detectError(name string, head []byte, err error) error {
 			break // cut short by the end of head: not the input's fault
 		}
 	}
+	if _, inString, ok := closeCut(head); ok && inString && len(head) >= SniffSize {
+		return fmt.Errorf("%s: %w: the first %d bytes detection reads end inside one string; name the format with --format", name, err, SniffSize)
+	}
 	return fmt.Errorf("%s: %w", name, err)
 }
 
@@ -208,6 +211,9 @@ type jsonShape struct {
 	// items are the complete elements of a top-level array, or the complete
 	// lines of JSON lines, up to sniffItems of them.
 	items [][]byte
+	// cut is true when the object was closed by closeCut where the head
+	// ended inside one of its values: fields after those seen are unknown.
+	cut bool
 }
 
 // jsonField is one field of a JSON object seen in a head.
@@ -240,7 +246,11 @@ func shapeOf(head []byte) jsonShape {
 				return jsonShape{kind: 'l', fields: fieldsOf(head[i:end]), items: headRecords(head[i:], sniffItems)}
 			}
 		}
-		return jsonShape{kind: '{', fields: fieldsOf(head[i:])}
+		sh := jsonShape{kind: '{', fields: fieldsOf(head[i:])}
+		if n := len(sh.fields); n > 0 && sh.fields[n-1].key == cutKey {
+			sh.fields, sh.cut = sh.fields[:n-1], true
+		}
+		return sh
 	}
 	return jsonShape{}
 }

@@ -26,6 +26,7 @@ func streamAll(t *testing.T, data []byte, name string) []compact.Message {
 			}
 			msgs = kept
 		},
+		Rewind: func(n int) { msgs = msgs[:n] },
 	})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)

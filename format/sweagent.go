@@ -62,8 +62,26 @@ func sniffSWEAgent(head []byte) int {
 				return 85
 			}
 		}
+	case has("history") && !has("trajectory"):
+		// trajectory may lie beyond the head, after a long first message
+		// (keys in sorted order): a history of chat messages in an object
+		// of SWE-agent's keys only.
+		for _, m := range fields {
+			if !sweAgentKeys[m.Key] && m.Key != cutKey {
+				return 0
+			}
+		}
+		ev := chatEvidenceOf(headItems(jsonscan.ValueOf(t, fields, "history"), sniffItems))
+		if ev.messages > 0 && ev.others == 0 {
+			return 60
+		}
 	}
 	return 0
+}
+
+// sweAgentKeys are the top-level fields of a SWE-agent trajectory.
+var sweAgentKeys = map[string]bool{
+	"trajectory": true, "history": true, "info": true, "environment": true, "replay_config": true,
 }
 
 func readSWEAgent(r io.Reader, rs *readState) (compact.Transcript, error) {

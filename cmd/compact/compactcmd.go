@@ -55,13 +55,15 @@ type compactOptions struct {
 	session         string
 	checkpointPlain bool
 	redactKept      bool
-	// how the input is read (--skip-bad-lines, --strict-utf8)
+	// how the input is read (--format, --skip-bad-lines, --strict-utf8)
+	as   string
 	read *readFlags
 }
 
 func compactFlags(e *env, o *compactOptions) *flag.FlagSet {
 	fs := newFlags(e, "compact", compactUsage, compactExamples)
 	compactionFlags(fs, o)
+	fs.StringVar(&o.as, "format", "", "read as format `NAME` instead of detecting it ("+formatNames(true)+")")
 	fs.StringVar(&o.output, "o", "", "write the compacted transcript to `FILE` (atomically) instead of stdout")
 	fs.BoolVar(&o.inPlace, "in-place", false, inPlaceUsage)
 	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE`")
@@ -114,7 +116,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if f := in.file(); f != nil {
 		at = f
 	}
-	t, _, err := readInputAt(e, in, in.name, "", o.read, at)
+	t, _, err := readInputAt(e, in, in.name, format.Name(o.as), o.read, at)
 	if err != nil {
 		return badInput(err)
 	}
@@ -169,6 +171,11 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.stderr, rep.line())
+	if !res.Fits {
+		// Written, and said on the line; the status tells a script or an
+		// agent loop that the model would still overflow.
+		return &exitErr{code: exitOverWindow, err: res.Overflow(), told: true}
+	}
 	return nil
 }
 
@@ -216,6 +223,8 @@ func (o *compactOptions) check() error {
 		return usageErrorf("--report and --handoff need a file: the transcript goes to stdout")
 	case o.checkpointStore != "" && o.session == "":
 		return usageErrorf("--checkpoint needs --session ID: the session the checkpoint belongs to")
+	case o.checkpointPlain && o.session == "":
+		return usageErrorf("--checkpoint-plain goes with --session ID (and --checkpoint STORE): without them no checkpoint is saved")
 	}
 	if _, err := compactor.ParseStrategy(o.summarizer); err != nil {
 		return usageErrorf("--summarizer: %w", err)
@@ -358,7 +367,7 @@ func (r *compactReport) line() string {
 	b.WriteString("compact: ")
 	secs := r.Compaction.Duration.Round(time.Millisecond).String()
 	if r.Method == compact.MethodNone {
-		fmt.Fprintf(&b, "%d tokens, unchanged (%s), %s", r.TokensBefore, shorten(r.Reason, 160), secs)
+		fmt.Fprintf(&b, "%d tokens, unchanged (%s)%s, %s", r.TokensBefore, shorten(r.Reason, 160), r.overWindow(), secs)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%d → %d tokens (%+.0f%%), %s", r.TokensBefore, r.TokensAfter, -100*r.Saved, r.Method)
@@ -370,11 +379,31 @@ func (r *compactReport) line() string {
 	case r.Method == compact.MethodFallback && r.summaryErr != nil:
 		b.WriteString(" (LLM failed: " + shorten(r.summaryErr.Error(), 120) + ")")
 	}
-	fmt.Fprintf(&b, ", %s", secs)
-	if n := len(r.Warnings); n > 0 {
-		fmt.Fprintf(&b, ", %d warning(s): %s", n, shorten(r.Warnings[len(r.Warnings)-1], 100))
+	fmt.Fprintf(&b, "%s, %s", r.overWindow(), secs)
+	// The last warning but the over-the-window one, which the line says.
+	var warnings []string
+	for _, w := range r.Warnings {
+		if !strings.HasPrefix(w, overWindowWarning) {
+			warnings = append(warnings, w)
+		}
+	}
+	if n := len(warnings); n > 0 {
+		fmt.Fprintf(&b, ", %d warning(s): %s", n, shorten(warnings[n-1], 100))
 	}
 	return b.String()
+}
+
+// overWindowWarning opens the compactor's warning for a result over the
+// window (compactor's fit).
+const overWindowWarning = "over the window:"
+
+// overWindow is the line's note when the output overflows the usable
+// window, "" when it fits.
+func (r *compactReport) overWindow() string {
+	if r.Fits {
+		return ""
+	}
+	return fmt.Sprintf(", over the window: %d tokens, the usable window is %d", r.TokensAfter, r.UsableWindow)
 }
 
 func shorten(s string, n int) string {

@@ -190,6 +190,27 @@ func countStream(e *env, c *tokens.Counter, r io.Reader, name string, o countOpt
 	var entries []countEntry      // with --per-message
 	sums := map[key]*countEntry{} // otherwise: one sum per role and summary flag
 	messages := map[key]int{}
+	// Without --per-message, a few bytes per message since the last reset,
+	// so that a rewind can take the messages it drops back out of the sums.
+	type step struct {
+		k                        uint8
+		tokens, thinking, opaque int32
+	}
+	var steps []step
+	var keys []key
+	keyIndex := map[key]uint8{}
+	add := func(k key, ce countEntry, sign int) {
+		if sums[k] == nil {
+			sums[k] = &countEntry{role: k.role, summary: k.summary}
+		}
+		s := sums[k]
+		s.tokens, s.thinking, s.opaque = s.tokens+sign*ce.tokens, s.thinking+sign*ce.thinking, s.opaque+sign*ce.opaque
+		messages[k] += sign
+		if messages[k] == 0 {
+			delete(sums, k)
+			delete(messages, k)
+		}
+	}
 	opts := readOptions(e, rf, nil)
 	t, err := format.Stream(r, name, format.Name(o.as), opts, format.Sink{
 		Message: func(m compact.Message) error {
@@ -199,22 +220,41 @@ func countStream(e *env, c *tokens.Counter, r io.Reader, name string, o countOpt
 				return nil
 			}
 			k := key{m.Role, m.Summary}
-			if sums[k] == nil {
-				sums[k] = &countEntry{role: m.Role, summary: m.Summary}
+			i, ok := keyIndex[k]
+			if !ok {
+				i = uint8(len(keys))
+				keyIndex[k] = i
+				keys = append(keys, k)
 			}
-			s := sums[k]
-			s.tokens, s.thinking, s.opaque = s.tokens+ce.tokens, s.thinking+ce.thinking, s.opaque+ce.opaque
-			messages[k]++
+			steps = append(steps, step{i, int32(ce.tokens), int32(ce.thinking), int32(ce.opaque)})
+			add(k, ce, 1)
 			return nil
 		},
+		Rewind: func(n int) {
+			if o.perMessage {
+				entries = entries[:min(n, len(entries))]
+				return
+			}
+			for _, st := range steps[min(n, len(steps)):] {
+				add(keys[st.k], countEntry{tokens: int(st.tokens), thinking: int(st.thinking), opaque: int(st.opaque)}, -1)
+			}
+			steps = steps[:min(n, len(steps))]
+		},
 		Reset: func(keep func(compact.Role, bool) bool) {
-			kept := entries[:0]
-			for _, ce := range entries {
-				if keep != nil && keep(ce.role, ce.summary) {
-					kept = append(kept, ce)
+			kept := steps[:0]
+			for _, st := range steps {
+				if k := keys[st.k]; keep != nil && keep(k.role, k.summary) {
+					kept = append(kept, st)
 				}
 			}
-			entries = kept
+			steps = kept
+			keptEntries := entries[:0]
+			for _, ce := range entries {
+				if keep != nil && keep(ce.role, ce.summary) {
+					keptEntries = append(keptEntries, ce)
+				}
+			}
+			entries = keptEntries
 			for k := range sums {
 				if keep == nil || !keep(k.role, k.summary) {
 					delete(sums, k)

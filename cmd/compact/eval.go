@@ -279,19 +279,21 @@ func measureFile(ctx context.Context, ev *eval.Evaluator, f *batchFile) eval.Fil
 func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, missing bool) {
 	rows := [][]string{{"file", "cuts", "method", "need", "kept", "recall", "recency", "head+tail", "prune", "handoff chars"}}
 	var failed []string
+	filesFailed := 0 // no cut measured
 	for _, f := range files {
 		if f.Error != "" {
-			failed = append(failed, f.File+": "+f.Error)
+			failed = append(failed, failure(f.File, "", f.Error))
+			filesFailed++
 			continue
 		}
 		if f.Decay != nil && f.Decay.Error != "" {
-			failed = append(failed, f.File+" decay replay: "+f.Decay.Error)
+			failed = append(failed, failure(f.File, " decay replay", f.Decay.Error))
 		}
 		var need, kept, rec, ht, pr, chars, n int
 		var methods []string
 		for _, r := range f.Rows {
 			if r.Error != "" {
-				failed = append(failed, fmt.Sprintf("%s cut %.2f: %s", f.File, r.Cut, r.Error))
+				failed = append(failed, failure(f.File, fmt.Sprintf(" cut %.2f", r.Cut), r.Error))
 				continue
 			}
 			n++
@@ -302,13 +304,21 @@ func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, miss
 		}
 		if n == 0 {
 			rows = append(rows, []string{f.File, "0", "-", "-", "-", "-", "-", "-", "-", "-"})
+			if len(f.Rows) > 0 {
+				filesFailed++
+			}
 			continue
 		}
 		slices.Sort(methods)
 		rows = append(rows, []string{f.File, strconv.Itoa(n), strings.Join(methods, "+"), strconv.Itoa(need), strconv.Itoa(kept),
 			ratio(kept, need), ratio(rec, need), ratio(ht, need), ratio(pr, need), strconv.Itoa(chars / n)})
 	}
-	rows = append(rows, []string{fmt.Sprintf("total (%d files, micro-averaged)", sum.Files), strconv.Itoa(sum.Rows), "",
+	total := "total (" + plural(sum.Files-filesFailed, "file") + " measured"
+	if filesFailed > 0 {
+		total += fmt.Sprintf(", %d failed", filesFailed)
+	}
+	total += ", micro-averaged)"
+	rows = append(rows, []string{total, strconv.Itoa(sum.Rows), "",
 		strconv.Itoa(sum.Need), strconv.Itoa(sum.Kept), share4(sum.Recall, sum.Need), share4(sum.RecencyRecall, sum.Need),
 		share4(sum.HeadTailRecall, sum.Need), share4(sum.PruneRecall, sum.Need), share0(sum.MeanHandoffChars, sum.Rows)})
 	writeTable(w, rows)
@@ -353,6 +363,17 @@ func writeEvalTable(w io.Writer, files []eval.FileResult, sum eval.Summary, miss
 			fmt.Fprintln(w, "  "+s)
 		}
 	}
+}
+
+// failure is the line naming a failed measurement of file (what: "" for
+// the file, " cut 0.50"): the file is named once, whether or not the
+// error names it already.
+func failure(file, what, err string) string {
+	err = strings.TrimPrefix(err, file+": ")
+	if base := filepath.Base(file); base != file {
+		err = strings.TrimPrefix(err, base+": ")
+	}
+	return file + what + ": " + err
 }
 
 // share4 prints a share of n items to 4 places, "-" when there are none.
@@ -541,7 +562,7 @@ func writeLabelTable(w io.Writer, results []eval.LabelResult, s eval.LabelSummar
 	var failed []string
 	for _, r := range results {
 		if r.Error != "" {
-			failed = append(failed, r.Name+": "+r.Error)
+			failed = append(failed, failure(r.Name, "", r.Error))
 			continue
 		}
 		rows = append(rows, []string{r.Name, middle(r.Window), askText(r.Window.Ask), middle(r.Compacted), askText(r.Compacted.Ask),

@@ -51,7 +51,7 @@ func TestEvalTable(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"session.json", "total (1 files, micro-averaged)", "future-use recall", "recency keeps", "skipped 1 file", "NOTES.md"} {
+	for _, want := range []string{"session.json", "total (1 file measured, micro-averaged)", "future-use recall", "recency keeps", "skipped 1 file", "NOTES.md"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -228,7 +228,7 @@ func TestEvalStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, stderr := runCmd(t, string(src), nil, "eval", "--quiet", "--decay", "0", "-")
-	if code != exitOK || !strings.Contains(out, "\n-  ") || !strings.Contains(out, "total (1 files") {
+	if code != exitOK || !strings.Contains(out, "\n-  ") || !strings.Contains(out, "total (1 file measured") {
 		t.Errorf("eval -: exit %d:\n%s%s", code, out, stderr)
 	}
 }
@@ -302,5 +302,40 @@ func TestEvalListsAFailedDecayReplay(t *testing.T) {
 	}
 	if err := measurementsFailed(sum.Errors, sum.Errors+sum.Rows); err == nil {
 		t.Fatal("a run whose decay replay failed passed")
+	}
+}
+
+// QA-39.2: the total says how many files were measured and how many
+// failed (it said "3 files" over the one measured), and a failure names
+// its file once ("empty.jsonl: empty.jsonl: empty input").
+func TestEvalTotalCountsMeasuredAndFailed(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../testdata/sessions/openai_invoicer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"good.json":   src,
+		"empty.jsonl": nil,
+		"nul.jsonl":   []byte(`{"type":"user","message":{"role":"user","content":"a` + "\x00" + `b"},"uuid":"1"}` + "\n"),
+	}
+	var args []string
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, filepath.Join(dir, name))
+	}
+	code, out, stderr := runCmd(t, "", nil, append([]string{"eval", "--quiet"}, args...)...)
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d: %s", code, exitFailure, stderr)
+	}
+	if !strings.Contains(out, "total (1 file measured, 2 failed, micro-averaged)") {
+		t.Errorf("the total does not say 1 measured, 2 failed:\n%s", out)
+	}
+	for _, name := range []string{"empty.jsonl", "nul.jsonl"} {
+		if n := strings.Count(out, name); n != 1 {
+			t.Errorf("%s is named %d times, want once:\n%s", name, n, out)
+		}
 	}
 }

@@ -20,6 +20,9 @@ type input struct {
 	// name is the file name for messages, or "<stdin>".
 	name   string
 	closer io.Closer
+	// decoded: Reader gives the text the file's bytes hold (UTF-16,
+	// gzip), not the bytes themselves.
+	decoded bool
 }
 
 func (in *input) Close() error {
@@ -224,9 +227,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // temporary files are ready and before they are renamed.
 type outputSet struct {
 	files []*outputFile
-	// guards are what the outputs may not replace (env.guards), read at
-	// check time.
-	guards *[]guard
+	// env is the run's (nil for writeFileAtomic): its guards are what the
+	// outputs may not replace, read at check time; its stdout and stderr
+	// are where an output naming them is written.
+	env *env
 }
 
 type outputFile struct {
@@ -239,11 +243,16 @@ type outputFile struct {
 	// skip drops the output from commit (an in-place output with nothing
 	// to change: the input stays untouched).
 	skip   bool
-	real   string // symlinks resolved: the file that is replaced
-	stdout io.Writer
+	real   string    // symlinks resolved: the file that is replaced
+	stdout io.Writer // the stream written to: e's stdout, or its stderr (stream)
+	stream string    // "stdout" or "stderr"
 	device bool
-	write  func(io.Writer) error
-	tmp    string
+	// fd is the descriptor a /dev/fd/N, /dev/stdout or /proc/self/fd/N
+	// path names (when viaFD): written through, never renamed over.
+	fd    int
+	viaFD bool
+	write func(io.Writer) error
+	tmp   string
 	// tmpFile stays open, and locked (lockTemp), until the rename: a
 	// later run takes an unlocked temporary file for debris.
 	tmpFile *os.File
@@ -259,9 +268,9 @@ func (o *outputSet) add(e *env, flag, path string, write func(io.Writer) error) 
 	out := &outputFile{path: path, real: path, flag: flag, write: write}
 	if e != nil {
 		if path == "" || path == "-" {
-			out.stdout = e.stdout
+			out.stdout, out.stream = e.stdout, "stdout"
 		}
-		o.guards = &e.guards
+		o.env = e
 	}
 	o.files = append(o.files, out)
 	return out
@@ -273,6 +282,8 @@ func (o *outputSet) add(e *env, flag, path string, write func(io.Writer) error) 
 // store the run reads (a usage error: nothing is written).
 func (o *outputSet) check() error {
 	seen := map[string]string{}
+	var infos []os.FileInfo // of the outputs that exist, by index in named
+	var named []*outputFile
 	for _, f := range o.files {
 		if f.stdout != nil {
 			continue
@@ -281,10 +292,21 @@ func (o *outputSet) check() error {
 		if real, err := filepath.EvalSymlinks(f.path); err == nil {
 			f.real = real
 		}
-		if o.guards != nil {
-			if err := refusal(*o.guards, f); err != nil {
+		if o.env != nil {
+			if err := refusal(o.env.guards, f); err != nil {
 				return err
 			}
+		}
+		// A path naming an open descriptor (/dev/stdout, /dev/fd/N,
+		// /proc/self/fd/N), or the file stdout or stderr was redirected
+		// to, is written through that descriptor: renamed over, the file
+		// would leave the descriptor writing to an unlinked inode.
+		if o.stream(f) {
+			continue
+		}
+		if fd, ok := descriptorLink(f.path); ok {
+			f.device, f.fd, f.viaFD = true, fd, true
+			continue
 		}
 		abs, err := filepath.Abs(f.real)
 		if err != nil {
@@ -295,6 +317,15 @@ func (o *outputSet) check() error {
 		}
 		seen[abs] = f.path
 		st, err := os.Stat(f.real)
+		if err == nil {
+			// Hard links: two names, one file.
+			for i, other := range infos {
+				if os.SameFile(st, other) {
+					return usageErrorf("%s and %s name the same file", named[i].path, f.path)
+				}
+			}
+			infos, named = append(infos, st), append(named, f)
+		}
 		switch {
 		case err == nil && st.IsDir():
 			return fmt.Errorf("%s is a directory", f.path)
@@ -319,7 +350,97 @@ func (o *outputSet) check() error {
 		tmp.Close()
 		os.Remove(tmp.Name())
 	}
+	return o.oneOnStdout()
+}
+
+// stream makes f write to the run's stdout or stderr when its path names
+// one of them: the descriptor itself (/dev/stdout, /proc/self/fd/1), or
+// the regular file it was redirected to ("--report r.json > r.json").
+func (o *outputSet) stream(f *outputFile) bool {
+	if o.env == nil {
+		return false
+	}
+	fd, isFD := descriptorLink(f.path)
+	st, err := os.Stat(f.real)
+	for _, s := range []struct {
+		name string
+		w    io.Writer
+	}{{"stdout", o.env.stdout}, {"stderr", o.env.stderr}} {
+		file, ok := s.w.(*os.File)
+		if !ok {
+			continue
+		}
+		same := isFD && uintptr(fd) == file.Fd()
+		if !isFD && err == nil && st.Mode().IsRegular() {
+			fst, ferr := file.Stat()
+			same = ferr == nil && os.SameFile(st, fst)
+		}
+		if same {
+			f.stdout, f.stream = s.w, s.name
+			return true
+		}
+	}
+	return false
+}
+
+// oneOnStdout refuses two outputs on stdout: the transcript and a path
+// that names it.
+func (o *outputSet) oneOnStdout() error {
+	var first *outputFile
+	for _, f := range o.files {
+		if f.stream != "stdout" {
+			continue
+		}
+		if first == nil {
+			first = f
+			continue
+		}
+		named, other := f, first
+		if f.path == "" || f.path == "-" {
+			named, other = first, f
+		}
+		what := other.flag + " " + other.path
+		if other.path == "" {
+			what = "the main output (no " + other.flag + " given)"
+		}
+		return usageErrorf("%s %s is this command's stdout, where %s goes: name another file", named.flag, named.path, what)
+	}
 	return nil
+}
+
+// descriptorLink returns the descriptor N that path names when it is, or
+// links to, /dev/fd/N or /proc/self/fd/N (/dev/stdout, /dev/stderr).
+func descriptorLink(path string) (int, bool) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return 0, false
+	}
+	for range 40 {
+		if n, ok := descriptorPath(p); ok {
+			return n, true
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return 0, false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+	}
+	return 0, false
+}
+
+// descriptorPath parses /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N
+// and /proc/PID/fd/N of this process.
+func descriptorPath(p string) (int, bool) {
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/"} {
+		if rest, ok := strings.CutPrefix(filepath.ToSlash(p), dir); ok {
+			n, err := strconv.Atoi(rest)
+			return n, err == nil && n >= 0
+		}
+	}
+	return 0, false
 }
 
 // commit writes every output; see outputSet.
@@ -357,7 +478,7 @@ func (o *outputSet) commit() (err error) {
 			f.tmpFile = nil
 		}
 		if err := os.Rename(f.tmp, f.real); err != nil {
-			return fmt.Errorf("replace %s: %w", f.path, err)
+			return fmt.Errorf("replace %s: %w", f.path, fileErrCause(err))
 		}
 		f.tmp = ""
 		if d, derr := os.Open(filepath.Dir(f.real)); derr == nil {
@@ -378,26 +499,55 @@ func (f *outputFile) writeTemp() error {
 	}
 	tmp, err := createTemp(f.real, perm)
 	if err != nil {
-		return fmt.Errorf("create output: %w", err)
+		return fmt.Errorf("output %s: create its temporary file: %w", f.path, err)
 	}
 	f.tmp, f.tmpFile = tmp.Name(), tmp
-	w := bufio.NewWriterSize(tmp, 1<<16)
+	// Errors name the output, not the temporary file the user never
+	// asked for ("write out.jsonl: file too large").
+	w := bufio.NewWriterSize(namedWriter{tmp, f.path}, 1<<16)
 	err = f.write(w)
 	if err == nil {
-		if err = w.Flush(); err != nil {
-			err = fmt.Errorf("write %s: %w", f.path, err)
-		}
+		err = w.Flush() // named by namedWriter
 	}
 	if err == nil && keep {
 		// The existing file's mode exactly, whatever the umask.
 		if err = tmp.Chmod(perm); err != nil {
-			err = fmt.Errorf("chmod %s: %w", f.path, err)
+			err = fmt.Errorf("chmod %s: %w", f.path, fileErrCause(err))
 		}
 	}
 	if err == nil {
 		if err = tmp.Sync(); err != nil {
-			err = fmt.Errorf("sync %s: %w", f.path, err)
+			err = fmt.Errorf("sync %s: %w", f.path, fileErrCause(err))
 		}
+	}
+	return err
+}
+
+// namedWriter writes to a temporary file, its errors naming the output
+// the file becomes.
+type namedWriter struct {
+	f    *os.File
+	name string
+}
+
+func (w namedWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", w.name, fileErrCause(err))
+	}
+	return n, err
+}
+
+// fileErrCause is the cause of a file operation's error (ENOSPC, EFBIG)
+// without the operation and the path it names: a caller names them.
+func fileErrCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }
@@ -408,17 +558,31 @@ func (f *outputFile) writeDirect() error {
 	var file *os.File
 	if dst == nil {
 		var err error
-		if file, err = os.OpenFile(f.real, os.O_WRONLY, 0); err != nil {
-			return fmt.Errorf("open output: %w", err)
+		if f.viaFD {
+			// A copy of the descriptor: it shares the file's offset
+			// (and O_APPEND) with the one the shell opened.
+			file, err = dupDescriptor(f.fd, f.path)
+		} else {
+			file, err = os.OpenFile(f.real, os.O_WRONLY, 0)
+		}
+		if err != nil {
+			return fmt.Errorf("open output %s: %w", f.path, err)
 		}
 		defer file.Close()
 		dst = file
 	}
-	w := bufio.NewWriterSize(dst, 1<<16)
+	var named io.Writer = dst
+	if file != nil {
+		named = namedWriter{file, f.path}
+	}
+	w := bufio.NewWriterSize(named, 1<<16)
 	if err := f.write(w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
+		if file != nil {
+			return err // named by namedWriter
+		}
 		return fmt.Errorf("write %s: %w", f.name(), err)
 	}
 	if file != nil {
@@ -429,7 +593,7 @@ func (f *outputFile) writeDirect() error {
 
 func (f *outputFile) name() string {
 	if f.stdout != nil {
-		return "stdout"
+		return f.stream
 	}
 	return f.path
 }

@@ -33,3 +33,13 @@ func tempInUse(path string) bool {
 	}
 	return errors.Is(err, unix.EWOULDBLOCK)
 }
+
+// dupDescriptor returns a copy of descriptor fd, named name: closing it
+// leaves fd open.
+func dupDescriptor(fd int, name string) (*os.File, error) {
+	n, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(n), name), nil
+}

@@ -22,6 +22,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the command ran and failed (I/O, a summarizer, a store)
 	exitUsage   = 2 // bad flags, bad arguments or unreadable input
+	// exitOverWindow: the compacted transcript was written, but it does
+	// not fit the model's usable window (compactor.ErrOverWindow).
+	exitOverWindow = 3
 )
 
 // env is what a command may touch of the outside world. Tests build their
@@ -97,7 +100,10 @@ func run(ctx context.Context, e *env, args []string) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintln(e.stderr, "compact:", err)
+	var x *exitErr
+	if !errors.As(err, &x) || !x.told {
+		fmt.Fprintln(e.stderr, "compact:", err)
+	}
 	return exitCode(err)
 }
 
@@ -135,7 +141,8 @@ Commands:
 	fmt.Fprint(w, `
 Run "compact COMMAND --help" for a command's flags and examples.
 
-Exit codes: 0 ok, 1 failure, 2 bad usage or bad input.
+Exit codes: 0 ok, 1 failure, 2 bad usage or bad input, 3 compacted
+transcript written but still over the model's window.
 `)
 }
 
@@ -198,6 +205,8 @@ func versionString(set string, info func() (*debug.BuildInfo, bool)) string {
 type exitErr struct {
 	code int
 	err  error
+	// told is true when the command has already said it on stderr.
+	told bool
 }
 
 func (x *exitErr) Error() string { return x.err.Error() }
