@@ -85,6 +85,9 @@ type limits struct {
 type fitted struct {
 	kept    []entry
 	omitted int
+	// pool is every costed entry, best first: the note of a section that
+	// names what it left out (Relevant files) reads them.
+	pool []entry
 }
 
 // fit bounds the draft: every item to its item cap, every section to its
@@ -171,6 +174,7 @@ func allot(d *draft, lim *limits) (*bounded, error) {
 		}
 	}
 	b.dedupeIndex(costed[secContext], len(d.secs[secContext])+d.unlisted[secContext], lim.max*weakShare/100)
+	b.secs[secFiles].pool = costed[secFiles]
 	return b, nil
 }
 
@@ -459,9 +463,12 @@ func assemble(snapshot, goal string, secs *[nSecs]fitted) compact.Handoff {
 		// The index says nothing of the names it leaves out: a count of
 		// them is no help to a reader.
 		if f.omitted > 0 && len(out) > 0 && s != secContext {
-			if s == secActions {
+			switch {
+			case s == secActions:
 				out = append([]string{"(" + strconv.Itoa(f.omitted) + " earlier actions not listed)"}, out...)
-			} else {
+			case s == secFiles && moreNames(f) != "":
+				out = append(out, "("+strconv.Itoa(f.omitted)+" more not listed, touched: "+moreNames(f)+")")
+			default:
 				out = append(out, "("+strconv.Itoa(f.omitted)+" more not listed)")
 			}
 		}
@@ -479,6 +486,33 @@ func assemble(snapshot, goal string, secs *[nSecs]fitted) compact.Handoff {
 	h.LastDroppedTurns = items(secLastTurns)
 	return h
 }
+
+// moreNames lists the short names of the files a section left out that
+// calls touched, best-ranked first, up to maxMoreNames bytes: a name costs
+// a few tokens, and a next turn reaches for names.
+func moreNames(f fitted) string {
+	kept := make(map[int]bool, len(f.kept))
+	for _, e := range f.kept {
+		kept[e.id] = true
+	}
+	var b strings.Builder
+	for _, e := range f.pool {
+		if kept[e.id] || e.name == "" {
+			continue
+		}
+		if b.Len()+len(e.name)+2 > maxMoreNames {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(e.name)
+	}
+	return b.String()
+}
+
+// maxMoreNames bounds the names of left-out files a note lists, in bytes.
+const maxMoreNames = 240
 
 // packGroups renders Critical context entries as one item per group
 // ("Names: a, b, c"), groups in contextGroups order.

@@ -35,7 +35,9 @@
 // longer show that edit), and what reads showed of them (a digest:
 // description, declarations, explanatory comments, environment
 // variables; a comment the agent's own words echoed first), with the
-// lines of it the agent quoted back in fenced code of its own messages.
+// lines of it the agent quoted back in fenced code of its own messages;
+// files touched that the section has no room for are named in its note
+// by their last two path segments.
 //
 // What happened. Completed actions are the calls in order, as "name key
 // argument → outcome"; what a call does comes from the reader's tags
@@ -274,7 +276,15 @@ func (d *draft) sanitize(mask func(string) string) {
 	d.goal = clean(d.goal)
 	for s := range d.secs {
 		for i := range d.secs[s] {
-			d.secs[s][i].text = clean(d.secs[s][i].text)
+			e := &d.secs[s][i]
+			e.text = clean(e.text)
+			if e.name != "" {
+				// A name is listed only as its entry's masked text
+				// spells it: a mask the whole text needed holds for it.
+				if e.name = clean(e.name); !strings.Contains(e.text, e.name) {
+					e.name = ""
+				}
+			}
 		}
 	}
 }

@@ -195,3 +195,27 @@ func TestMarkdownLinkURLIsIndexed(t *testing.T) {
 	assert.Contains(t, c, "https://docs.example.org/relay/upgrade-2.4", c)
 	assert.NotContains(t, c, "pull/41)", "the link's closing parenthesis is not the URL's")
 }
+
+// Files that calls touched but Relevant files has no room for are named
+// in its note by their last two path segments, best-ranked first: a name
+// costs a few tokens, a count of them is no help to a reader.
+func TestLeftOutFilesAreNamed(t *testing.T) {
+	window := []compact.Message{user("map out the billing service before we port it")}
+	for i := range 30 {
+		id := fmt.Sprintf("r%d", i)
+		path := fmt.Sprintf("/srv/billing/internal/ledger%02d/posting%02d.go", i, i)
+		body := fmt.Sprintf("// Package ledger%02d posts entries of kind %d to the ledger and keeps their totals.\npackage ledger%02d\n\nfunc Post%02d(amount int64) error { return nil }\n", i, i, i, i)
+		window = append(window, assistant("", toolCall(id, "Read", args{"file_path": path})), results(result(id, body, false)))
+	}
+	window = append(window, user("go on"))
+	h, err := fallback.Build(window, fallback.Config{MaxTokens: 900})
+	require.NoError(t, err)
+	files := h.RelevantFiles
+	require.NotEmpty(t, files)
+	note := files[len(files)-1]
+	assert.Regexp(t, `^\(\d+ more not listed, touched: ledger\d\d/posting\d\d\.go(, ledger\d\d/posting\d\d\.go)*\)$`, note, joined(files))
+	for _, f := range files[:len(files)-1] {
+		name := f[strings.Index(f, "ledger"):][:len("ledger00/posting00.go")]
+		assert.NotContains(t, note, name, "a listed file is not named again")
+	}
+}

@@ -121,6 +121,9 @@ type entry struct {
 	// wrong: where a kept action of the same call already shows them all
 	// in its outcome, the entry repeats it and is left out.
 	states []string
+	// name, on a file entry, is the file's short name (its last two path
+	// segments): what the section's note lists when the entry is left out.
+	name string
 }
 
 // draft is a handoff before bounding: the task snapshot and goal, and the
@@ -1519,10 +1522,29 @@ func buildFiles(d *draft, all []*refStat, root string) {
 			level = 1 // named by a call that failed or did not say what it did
 		}
 		rk := rank{class: classWindow, weight: level, weight2: r.score(), at: r.latest()}
+		name := ""
+		if touched && r.op > opMention {
+			name = shortPath(r.text)
+		}
 		// Rendered as ranked: the order is the rank, reversed.
-		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rk,
+		d.secs[secFiles] = append(d.secs[secFiles], entry{text: b.String(), rank: rk, name: name,
 			order: position{era: -level, at: -r.score(), sub: -r.latest(), tie: r.first}})
 	}
+}
+
+// shortPath is a path's last two segments ("joins/orders.ts" of
+// "/srv/app/src/joins/orders.ts"): enough to find the file again, at a
+// fraction of the bytes.
+func shortPath(p string) string {
+	p = strings.TrimRight(p, `/\`)
+	k := strings.LastIndexAny(p, `/\`)
+	if k <= 0 {
+		return p
+	}
+	if j := strings.LastIndexAny(p[:k], `/\`); j >= 0 {
+		return p[j+1:]
+	}
+	return p
 }
 
 // truncatedBySpace reports a mention that is the start of a longer path
