@@ -281,11 +281,11 @@ type ccReader struct {
 	items       []ccItem
 	boundary    int // item index of the last compact_boundary, -1 when none
 	lastSummary int // item index of the last isCompactSummary message
-	uuids       map[string]bool
 	sawBoundary bool
 	// chain places each chain record (by uuid) in the live branch: the
-	// number of live messages up to it and its line. live counts the live
-	// messages read so far, base those before the last reset.
+	// number of live messages up to it and its line, and whether it is a
+	// message's record read (a later copy is a duplicate). live counts the
+	// live messages read so far, base those before the last reset.
 	chain      map[string]ccNode
 	live, base int
 	// subagent is set when the first conversation record is a sidechain:
@@ -302,14 +302,15 @@ type ccReader struct {
 }
 
 func newCCReader(rs *readState) *ccReader {
-	return &ccReader{rs: rs, boundary: -1, lastSummary: -1, open: -1, uuids: map[string]bool{}, chain: map[string]ccNode{}}
+	return &ccReader{rs: rs, boundary: -1, lastSummary: -1, open: -1, chain: map[string]ccNode{}}
 }
 
 // ccNode is where a chain record stands: after the first n live messages,
 // at the record of line line (its own, or, for a record that starts no
 // message, its parent's).
 type ccNode struct {
-	n, line int
+	n, line int32
+	msg     bool // a message's record read (a later copy is a duplicate)
 }
 
 // ccChainTypes are the record types on Claude Code's parent chain besides
@@ -323,9 +324,9 @@ func (c *ccReader) place(h *ccHeader, pos int) {
 	if h.UUID == "" || h.IsSidechain {
 		return
 	}
-	at := ccNode{n: c.live, line: pos}
+	at := ccNode{n: int32(c.live), line: int32(pos)}
 	if p, ok := c.chain[h.ParentUUID]; ok && h.ParentUUID != "" {
-		at = p
+		at = ccNode{n: p.n, line: p.line}
 	}
 	c.chain[h.UUID] = at
 }
@@ -334,7 +335,8 @@ func (c *ccReader) place(h *ccHeader, pos int) {
 // parent is a record of the live branch with live messages after it, the
 // conversation was rewound to it, and those messages leave the live context.
 func (c *ccReader) rewind(parent string, pos int) error {
-	p, ok := c.chain[parent]
+	node, ok := c.chain[parent]
+	p := struct{ n, line int }{int(node.n), int(node.line)}
 	if !ok || parent == "" || p.n >= c.live || p.n < c.base {
 		return nil
 	}
@@ -410,7 +412,7 @@ func (c *ccReader) add(raw []byte, pos int) error {
 		h.IsSidechain = false
 	}
 	switch {
-	case conversation && h.UUID != "" && c.uuids[h.UUID] && !h.IsSidechain:
+	case conversation && h.UUID != "" && c.chain[h.UUID].msg && !h.IsSidechain:
 		c.rs.warn(Warning{Line: pos, Offset: -1, Kind: WarnDuplicate, Record: h.Type,
 			Msg: fmt.Sprintf("record %s was written before; read once, the copy kept as a %q record", h.UUID, ccDuplicate)})
 		c.record(ccDuplicate, raw, false)
@@ -422,8 +424,7 @@ func (c *ccReader) add(raw []byte, pos int) error {
 			return err
 		}
 		if read && h.UUID != "" {
-			c.uuids[h.UUID] = true
-			c.chain[h.UUID] = ccNode{n: c.live, line: pos}
+			c.chain[h.UUID] = ccNode{n: int32(c.live), line: int32(pos), msg: true}
 		}
 	case h.Type == ccSystem:
 		c.place(&h, pos)
