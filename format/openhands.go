@@ -43,7 +43,20 @@ import (
 //   - other observations the model is shown (errors, recalled workspace
 //     context) are Synthetic user messages;
 //   - bookkeeping events (agent state changes, null observations, recall
-//     requests) are records, Type "action:<kind>" or "observation:<kind>".
+//     requests) are records, Type "action:<kind>" or "observation:<kind>";
+//   - a condensation action (OpenHands' own compaction, which every
+//     LLMSummarizingCondenser run writes) forgets the events it names
+//     (forgotten_event_ids, or forgotten_events_start_id to _end_id) as
+//     OpenHands' View does: their messages become records where they stood,
+//     so writing the file back keeps them, but they are no longer live
+//     context. A call and its result go together (the prompt never holds
+//     half a pair), and an observation answering a forgotten call later is
+//     a record too. Its summary is a Summary message where the condensation
+//     stands (OpenHands shows it at summary_offset among the kept events,
+//     but the file's order is kept so the file is written back as read),
+//     and an earlier condensation's summary, which the newest replaces, a
+//     record. A condense observation (older condensers' summary) is a
+//     Summary message too.
 //
 // An evaluation-output file holds several instances. Read returns the first
 // one as the transcript and keeps every other line as a record of Type
@@ -76,6 +89,32 @@ type OpenHandsInstance struct {
 }
 
 const ohInstance = "instance" // Record.Type of the other instances' lines
+
+// ohRecordActions and ohRecordObservations are the V0 event kinds that
+// are bookkeeping, never shown to the model: records.
+var (
+	ohRecordActions = map[string]bool{
+		"recall": true, "change_agent_state": true, "null": true,
+		"condensation_request": true, // CondensationRequestAction: asks for a condensation
+	}
+	ohRecordObservations = map[string]bool{
+		"null": true, "agent_state_changed": true, "agent_condensation_request": true, "user_rejected_no_content": true,
+	}
+)
+
+// V0 condensation event kinds.
+const (
+	ohCondensation = "condensation" // CondensationAction: forgets events, maybe with a summary
+	ohCondense     = "condense"     // AgentCondensationObservation: a summary shown to the model
+)
+
+// ohCondensationArgs are a CondensationAction's args.
+type ohCondensationArgs struct {
+	ForgottenIDs []jsonscan.Raw `json:"forgotten_event_ids"`
+	Start        jsonscan.Raw   `json:"forgotten_events_start_id"`
+	End          jsonscan.Raw   `json:"forgotten_events_end_id"`
+	Summary      *string        `json:"summary"`
+}
 
 type ohEvent struct {
 	ID          jsonscan.Raw `json:"id"`
@@ -394,6 +433,12 @@ type ohReader struct {
 	open     string // model response id of the assistant message still open, "" when none
 	pending  []ohPending
 	pendings map[string]int // event id -> index in pending
+	// ids maps an event id to the message it is part of, for
+	// condensations; forgotten holds the calls they forgot, whose results
+	// are forgotten too; summaries are the condensation summaries read.
+	ids       map[string]int
+	forgotten map[string]bool
+	summaries []int
 }
 
 // ohPending is an old-style call (no tool metadata) waiting for its
@@ -404,7 +449,8 @@ type ohPending struct {
 }
 
 func ohEvents(elems [][]byte, pfx string) compact.Transcript {
-	o := ohReader{pfx: pfx, pendings: map[string]int{}, t: compact.Transcript{Format: string(OpenHands)}}
+	o := ohReader{pfx: pfx, pendings: map[string]int{}, ids: map[string]int{}, forgotten: map[string]bool{},
+		t: compact.Transcript{Format: string(OpenHands)}}
 	for i, raw := range elems {
 		o.add(raw, i)
 	}
@@ -417,6 +463,9 @@ func (o *ohReader) record(typ string, raw []byte) {
 }
 
 func (o *ohReader) push(m compact.Message, raw []byte, idx int, openID string) {
+	if id := ohScalar(jsonscan.Raw(jsonscan.Lookup(raw, "id"))); id != "" {
+		o.ids[id] = len(o.t.Messages)
+	}
 	m.Source.Records = []json.RawMessage{raw}
 	markHandoff(&m)
 	stampMessage(&m, OpenHands, o.pfx, idx)
@@ -454,10 +503,12 @@ func (o *ohReader) action(e *ohEvent, raw []byte, idx int) {
 		o.push(compact.Message{Role: role, Parts: parts}, raw, idx, "")
 	case e.Action == "system":
 		o.push(compact.Message{Role: compact.RoleSystem, Parts: []compact.Part{{Type: compact.PartText, Text: ohText(e)}}}, raw, idx, "")
+	case e.Action == ohCondensation:
+		o.condense(e, raw, idx)
 	case e.Meta != nil && e.Meta.ToolCallID != "":
 		o.acted = true
 		o.call(e, raw, idx, e.Meta.ToolCallID, e.Meta.FunctionName, ohModelArgs(e.Meta), jsonscan.LookupString(e.Meta.ModelResponse, "id"))
-	case e.Action == "recall", e.Action == "change_agent_state", e.Action == "null", e.Source == "user", e.Source == "environment":
+	case ohRecordActions[e.Action], e.Source == "user", e.Source == "environment":
 		o.record("action:"+e.Action, raw)
 	case e.Action == "finish":
 		o.acted = true
@@ -496,6 +547,9 @@ func (o *ohReader) call(e *ohEvent, raw []byte, idx int, id, name string, args j
 		last.Parts = append(last.Parts, parts...)
 		last.Source.Records = append(last.Source.Records, raw)
 		last.Source.Fingerprint = last.Fingerprint()
+		if id := ohScalar(e.ID); id != "" {
+			o.ids[id] = len(o.t.Messages) - 1
+		}
 		return
 	}
 	o.push(compact.Message{Role: compact.RoleAssistant, Parts: parts}, raw, idx, respID)
@@ -503,6 +557,14 @@ func (o *ohReader) call(e *ohEvent, raw []byte, idx int, id, name string, args j
 
 func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
 	text := ohText(e)
+	if e.Meta != nil && o.forgotten[e.Meta.ToolCallID] {
+		o.record("observation:"+e.Observation, raw) // answers a forgotten call
+		return
+	}
+	if e.Observation == ohCondense && strings.TrimSpace(text) != "" {
+		o.push(compact.Message{Role: compact.RoleUser, Summary: true, Parts: []compact.Part{{Type: compact.PartText, Text: text}}}, raw, idx, "")
+		return
+	}
 	// The editor reports its own failures as text ("ERROR: …").
 	failed := ohFailed(e) || strings.HasPrefix(text, ohErrorPrefix)
 	if e.Meta != nil && e.Meta.ToolCallID != "" {
@@ -512,12 +574,15 @@ func (o *ohReader) observation(e *ohEvent, raw []byte, idx int) {
 	}
 	if p := o.answers(e); p != nil {
 		p.answered = true
+		if o.forgotten[p.callID] {
+			o.record("observation:"+e.Observation, raw)
+			return
+		}
 		o.push(compact.Message{Role: compact.RoleTool, ToolCallIDs: []string{p.callID},
 			Parts: []compact.Part{{Type: compact.PartText, Text: text, Failed: failed}}}, raw, idx, "")
 		return
 	}
-	switch e.Observation {
-	case "null", "agent_state_changed", "agent_condensation_request", "user_rejected_no_content":
+	if ohRecordObservations[e.Observation] {
 		o.record("observation:"+e.Observation, raw)
 		return
 	}
