@@ -59,11 +59,18 @@ func redactTranscript(r *redact.Redactor, t compact.Transcript) compact.Transcri
 // redactJSON masks every string (keys included) inside a JSON value,
 // decoding it first so a secret is found in its decoded form, not only in
 // its escaped spelling. A value without secrets keeps its exact bytes (raw
-// source records must stay byte-identical); one with secrets is re-encoded.
+// source records must stay byte-identical); one with secrets is masked in
+// place, or, where that leaves one, re-encoded.
 // Bytes that are not JSON are masked as text and kept as a JSON string.
 func redactJSON(r *redact.Redactor, v json.RawMessage) json.RawMessage {
 	if len(v) == 0 || cleanJSON(r, v) {
 		return v
+	}
+	// Masked in place where that masks everything: every byte outside the
+	// masks kept, so a record keeps its layout and key order (QA-39.5: a
+	// re-encoded record came back with its keys sorted).
+	if out, _ := r.RedactBytes(v); json.Valid(out) && cleanJSON(r, out) {
+		return out
 	}
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.UseNumber()

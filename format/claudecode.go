@@ -53,7 +53,10 @@ import (
 //     are Marker records.
 //   - Sidechain records (isSidechain: true, a sub-agent's own conversation
 //     that older versions wrote into the main file) are not part of the main
-//     context: they are kept as Records of Type "sidechain".
+//     context: they are kept as Records of Type "sidechain". A file whose
+//     first conversation record is a sidechain is a sub-agent's own
+//     transcript (subagents/agent-<id>.jsonl, every record a sidechain):
+//     the records of that agentId are its conversation, read as such.
 //   - Lines that are valid JSON but not a record (not an object, no type)
 //     are kept as Records of Type "unknown", records of a type the reader
 //     does not know as Records of that type, and user or assistant records
@@ -100,6 +103,7 @@ type ccHeader struct {
 	UUID             string       `json:"uuid"`
 	ParentUUID       string       `json:"parentUuid"`
 	IsSidechain      bool         `json:"isSidechain"`
+	AgentID          string       `json:"agentId"`
 	IsMeta           bool         `json:"isMeta"`
 	IsCompactSummary bool         `json:"isCompactSummary"`
 	Message          jsonscan.Raw `json:"message"`
@@ -284,6 +288,10 @@ type ccReader struct {
 	// messages read so far, base those before the last reset.
 	chain      map[string]ccNode
 	live, base int
+	// subagent is set when the first conversation record is a sidechain:
+	// the file is sub-agent agentID's own transcript.
+	sawConversation, subagent bool
+	agentID                   string
 	// open is the item index of the assistant message whose next record
 	// (same message.id) may still follow, -1 when none; pending holds the
 	// metadata records read since, which join that message when it
@@ -391,6 +399,16 @@ func (c *ccReader) add(raw []byte, pos int) error {
 		return nil
 	}
 	conversation := h.Type == ccUser || h.Type == ccAssistant || (h.Type == ccSummary && h.Message.First() == '{')
+	if conversation && !c.sawConversation {
+		// A file that opens with a sub-agent's record is that sub-agent's
+		// own transcript (subagents/agent-<id>.jsonl): its records are the
+		// conversation.
+		c.sawConversation = true
+		c.subagent, c.agentID = h.IsSidechain, h.AgentID
+	}
+	if c.subagent && h.IsSidechain && h.AgentID == c.agentID {
+		h.IsSidechain = false
+	}
 	switch {
 	case conversation && h.UUID != "" && c.uuids[h.UUID] && !h.IsSidechain:
 		c.rs.warn(Warning{Line: pos, Offset: -1, Kind: WarnDuplicate, Record: h.Type,

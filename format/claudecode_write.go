@@ -110,12 +110,38 @@ func ccEncode(t *compact.Transcript, chained bool) [][]byte {
 		if compacting && i == 0 {
 			out = append(out, ctx.boundary())
 		}
-		out = append(out, ccEncodeMessage(&t.Messages[i], &ctx, remap))
+		for _, m := range ccSplitResults(&t.Messages[i]) {
+			out = append(out, ccEncodeMessage(m, &ctx, remap))
+		}
 	}
 	for ; r < len(records); r++ {
 		out = append(out, ccOut{raws: [][]byte{records[r].Raw}, rewound: records[r].Type == ccRewound})
 	}
 	return ccChain(out, &ctx, compacting, remap)
+}
+
+// ccSplitResults splits an assistant message that carries its calls'
+// results (Gemini CLI keeps them in the model turn) into the assistant turn
+// and a user turn holding the results, as Claude Code writes them: the API
+// takes tool_result blocks only in a user turn.
+func ccSplitResults(m *compact.Message) []*compact.Message {
+	inResult := func(p compact.Part) bool {
+		return p.Type == compact.PartToolResult || p.Type == compact.PartImage && p.CallID != ""
+	}
+	if m.Role != compact.RoleAssistant || !mustEncode(m, ClaudeCode) || ccTemplate(m) != nil ||
+		!slices.ContainsFunc(m.Parts, func(p compact.Part) bool { return p.Type == compact.PartToolResult }) {
+		return []*compact.Message{m}
+	}
+	call, results := *m, &compact.Message{Role: compact.RoleUser}
+	call.Parts = nil
+	for _, p := range m.Parts {
+		if inResult(p) {
+			results.Parts = append(results.Parts, p)
+		} else {
+			call.Parts = append(call.Parts, p)
+		}
+	}
+	return []*compact.Message{&call, results}
 }
 
 // ccEncodeMessage returns the record(s) for m.
@@ -514,9 +540,12 @@ func ccContentJSON(m *compact.Message) json.RawMessage {
 				continue
 			}
 			var o jsonObject
-			args := p.ToolCall.Arguments
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
+			// An object (the API takes no other input), on one line: a
+			// pretty-printed one would break the JSONL record.
+			args := argsObject(p.ToolCall.Arguments)
+			var buf bytes.Buffer
+			if json.Compact(&buf, args) == nil {
+				args = buf.Bytes()
 			}
 			o.add("type", "tool_use").add("id", p.ToolCall.ID).add("name", p.ToolCall.Name).add("input", args)
 			blocks = append(blocks, o.bytes())

@@ -49,12 +49,13 @@ var gemContentFields = []string{"content", "thoughts", "toolCalls"}
 
 const gemUnread = "unread"
 
-// gemWhy says why a record gemRecord did not read as a message is kept.
-func gemWhy(raw []byte, typ string) string {
+// gemWhy says what a record gemRecord did not read as a message is (the
+// message's type, for a message it could not read) and why it is kept.
+func gemWhy(raw []byte, typ string) (kind, why string) {
 	if typ == gemUnread {
-		return noContentWhy(unknownContent(raw, gemContentFields...), gemContentFields...)
+		return jsonscan.LookupString(raw, "type"), noContentWhy(unknownContent(raw, gemContentFields...), gemContentFields...)
 	}
-	return "not a Gemini CLI message"
+	return typ, "not a Gemini CLI message"
 }
 
 type gemMessage struct {
@@ -153,7 +154,8 @@ func readGemini(r io.Reader, rs *readState) (compact.Transcript, error) {
 		}
 		if m == nil {
 			if typ == "invalid" || typ == "unknown" || typ == gemUnread {
-				rs.unreadRecord(0, typ, fmt.Sprintf("messages[%d]: %s", i, gemWhy(raw, typ)))
+				kind, why := gemWhy(raw, typ)
+				rs.unreadRecord(0, kind, fmt.Sprintf("messages[%d]: %s", i, why))
 			}
 			t.Records = append(t.Records, compact.Record{At: len(t.Messages), Type: typ, Raw: raw})
 			continue
@@ -321,7 +323,8 @@ func readGeminiJSONL(br *bufio.Reader, rs *readState) (compact.Transcript, error
 		}
 		if m == nil {
 			if typ == "invalid" || typ == "unknown" || typ == gemUnread {
-				rs.unreadRecord(n, typ, gemWhy(raw, typ))
+				kind, why := gemWhy(raw, typ)
+				rs.unreadRecord(n, kind, why)
 			}
 			pending = append(pending, compact.Record{Type: typ, Raw: raw})
 			return nil

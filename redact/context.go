@@ -998,7 +998,8 @@ func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 	if k < len(t) && isQuote(t[k]) && (esc == 0 || esc%2 == 1) {
 		q := t[k]
 		vs := k + 1
-		for j := vs; j < len(t) && j-vs < 16384; j++ {
+		j := vs
+		for ; j < len(t) && j-vs < 16384; j++ {
 			c := t[j]
 			if (c == '\n' || c == '\r') && q != '`' {
 				return vs, j, j > vs
@@ -1015,6 +1016,12 @@ func readValue(t string, i int, restOfLine, query, semi bool) (int, int, bool) {
 					return 0, 0, false // the string holding the escaped value ended first
 				}
 			}
+		}
+		if j == len(t) {
+			// The text ends before the quote closes (an output cut short,
+			// a message that ends mid-line): its end closes the value as a
+			// line break does.
+			return vs, j, j > vs
 		}
 		return 0, 0, false
 	}

@@ -298,8 +298,9 @@ func detectUserFlag(sc *scan, ks, ke int) {
 		return
 	}
 	ps := vs + colon + 1
-	if ps == ve && ve < len(t) && isQuote(t[ve]) {
-		// user:'password'
+	if ps == ve && vs == k && ve < len(t) && isQuote(t[ve]) {
+		// user:'password' (a bare user: the quote at ve is not the
+		// closing quote of "user:")
 		if s2, e2, ok2 := readValue(t, ve, false, false, false); ok2 {
 			ps, ve = s2, e2
 		}

@@ -406,3 +406,23 @@ func TestRedactTextToLongPEMFailsSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactTextToEndClosesQuote (QA-38): a stream that ends inside a
+// quoted value (a cut-short .env) has the value masked, as a line break
+// after it would, also when a stall flush wrote the lines before it.
+func TestRedactTextToEndClosesQuote(t *testing.T) {
+	r := newTestRedactor(t)
+	const secret = "Kq7mZ2pQA99xWv05"
+	text := "# deploy 5\nHOST=db5.internal\nDB_PASSWORD=\"" + secret
+	for _, every := range []int{1 << 30, 1} {
+		ts := &textStreamer{piece: 4096, overlap: 4096}
+		var out bytes.Buffer
+		in := &stallReader{chunkReader: chunkReader{r: strings.NewReader(text), n: 16}, ts: ts, every: every}
+		if err := ts.run(r.NewScope(), &out, in, nil); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := r.NewScope().RedactText(text); out.String() != want || strings.Contains(want, secret) {
+			t.Fatalf("stalls every %d reads: %q, whole %q", every, out.String(), want)
+		}
+	}
+}

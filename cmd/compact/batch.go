@@ -86,6 +86,7 @@ func batchFlags(e *env, o *batchOptions) *flag.FlagSet {
 	fs.StringVar(&o.store, "store", "", "checkpoint store of the batch's progress: `DIR` or redis://HOST:PORT/DB (default OUT/"+batchStoreDir+")")
 	fs.BoolVar(&o.redactKept, "redact-kept", false, redactKeptUsage)
 	fs.StringVar(&o.reportFile, "report", "", "write a JSON report, one entry per file, to `FILE`")
+	fs.StringVar(&o.as, "format", "", "read every file as format `NAME` instead of detecting it ("+formatNames(true)+")")
 	fs.IntVar(&o.jobs, "j", 0, "files compacted at once (default: the number of CPUs)")
 	fs.IntVar(&o.llmConcurrency, "llm-concurrency", 0, "most LLM calls at once across workers (default: one per worker)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress and no summary; failures and interruptions are still reported")
@@ -123,6 +124,8 @@ func (o *batchOptions) check(pos []string) error {
 		return usageErrorf("batch: name a directory, a glob or files to compact (%s)", batchUsage)
 	case o.out == "":
 		return usageErrorf("batch: --out DIR is required: outputs never replace their inputs")
+	case o.as != "" && !writable(format.Name(o.as)):
+		return usageErrorf("batch: --format %q: compact reads and writes %s", o.as, formatNames(true))
 	case o.jobs < 0:
 		return usageErrorf("-j %d: want 1 or more workers", o.jobs)
 	case o.llmConcurrency < 0:
@@ -147,23 +150,26 @@ const (
 // fileResult is one file's entry in the report, and, with the options
 // hash, the step result saved in the batch's checkpoint.
 type fileResult struct {
-	Path          string         `json:"path"`
-	Output        string         `json:"output,omitempty"`
-	Format        string         `json:"format,omitempty"`
-	Status        fileStatus     `json:"status"`
-	Resumed       bool           `json:"resumed,omitempty"`
-	TokensBefore  int            `json:"tokens_before"`
-	TokensAfter   int            `json:"tokens_after"`
-	Saved         float64        `json:"saved"`
-	Method        compact.Method `json:"method,omitempty"`
-	Reason        string         `json:"reason,omitempty"`
-	LLMAttempts   int            `json:"llm_attempts,omitempty"`
-	Warnings      []string       `json:"warnings"`
-	Error         string         `json:"error,omitempty"`
-	SkippedReason string         `json:"skipped_reason,omitempty"`
-	InputSHA256   string         `json:"input_sha256,omitempty"`
-	OutputSHA256  string         `json:"output_sha256,omitempty"`
-	DurationMS    float64        `json:"duration_ms"`
+	Path         string         `json:"path"`
+	Output       string         `json:"output,omitempty"`
+	Format       string         `json:"format,omitempty"`
+	Status       fileStatus     `json:"status"`
+	Resumed      bool           `json:"resumed,omitempty"`
+	TokensBefore int            `json:"tokens_before"`
+	TokensAfter  int            `json:"tokens_after"`
+	Saved        float64        `json:"saved"`
+	Method       compact.Method `json:"method,omitempty"`
+	Reason       string         `json:"reason,omitempty"`
+	LLMAttempts  int            `json:"llm_attempts,omitempty"`
+	// OverWindow is true when the output was written but does not fit
+	// the model's usable window (compact's exit 3).
+	OverWindow    bool     `json:"over_window,omitempty"`
+	Warnings      []string `json:"warnings"`
+	Error         string   `json:"error,omitempty"`
+	SkippedReason string   `json:"skipped_reason,omitempty"`
+	InputSHA256   string   `json:"input_sha256,omitempty"`
+	OutputSHA256  string   `json:"output_sha256,omitempty"`
+	DurationMS    float64  `json:"duration_ms"`
 
 	rel  string // the step ID: the path under --out, slash-separated
 	size int64
@@ -296,14 +302,14 @@ func (b *batch) configure() error {
 	lc, _ := b.o.llmConfig(b.e)
 	// An unknown model is warned about by the compactor, in every file's
 	// record.
-	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model, b.o.redactKept)
+	b.options = optionsHash(b.comp.Config(), usesLLM, lc.BaseURL, lc.Model, b.o.redactKept, b.o.as)
 	return nil
 }
 
 // optionsHash identifies the options that shape an output, so changing
 // one of them (or upgrading compact) redoes the files a run finished under
 // the old ones. Timeouts, retries, workers and the API key do not count.
-func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string, redactKept bool) string {
+func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel string, redactKept bool, as string) string {
 	v := struct {
 		Version                                      string
 		Model                                        string
@@ -316,13 +322,16 @@ func optionsHash(cfg compactor.Config, usesLLM bool, baseURL, summaryModel strin
 		BaseURL, SummaryModel, Focus                 string
 		PruneMin, PruneHead, PruneTail, PruneDupSize int
 		RedactKept                                   bool
+		// Format is the format forced with --format: omitted when
+		// detected, so that hashes of earlier batches stay valid.
+		Format string `json:",omitempty"`
 	}{
 		version, cfg.Model, cfg.Window, cfg.OutputReserve, cfg.TriggerTokens, cfg.TargetTokens,
 		cfg.Threshold, cfg.Force, cfg.AbortOnSummaryFailure, cfg.SummarizeSystemNotes,
 		cfg.KeepHead, cfg.KeepTailTokens, cfg.MinTailMessages, cfg.HandoffTokens,
 		cfg.Strategy, usesLLM, "", "", cfg.Focus,
 		cfg.Prune.MinTokens, cfg.Prune.HeadLines, cfg.Prune.TailLines, cfg.Prune.MinDuplicateBytes,
-		redactKept,
+		redactKept, as,
 	}
 	if usesLLM {
 		v.BaseURL, v.SummaryModel = baseURL, summaryModel
@@ -464,6 +473,9 @@ func (b *batch) run(ctx context.Context) error {
 	if n := countStatus(all, statusFailed); n > 0 {
 		return fmt.Errorf("batch: %d of %d files failed", n, len(all))
 	}
+	if n := countFunc(all, func(r *fileResult) bool { return r.OverWindow }); n > 0 {
+		return &exitErr{code: exitOverWindow, err: fmt.Errorf("batch: %d of %d files written over the window (over_window in the report)", n, len(all))}
+	}
 	return nil
 }
 
@@ -564,7 +576,7 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 	}
 	// The messages keep where their records lie in data, not copies of
 	// them: only the kept ones are loaded back, for writing.
-	t, _, err := readInputAt(b.e, bytes.NewReader(data), f.path, "", b.o.read, bytes.NewReader(data))
+	t, _, err := readInputAt(b.e, bytes.NewReader(data), f.path, format.Name(b.o.as), b.o.read, bytes.NewReader(data))
 	if errors.Is(err, format.ErrUnknownFormat) {
 		r.Status, r.SkippedReason = statusSkipped, "not a transcript: no known format recognises it"
 		return r
@@ -604,7 +616,7 @@ func (b *batch) compactFile(ctx context.Context, f *batchFile) *fileResult {
 		r.Status, r.Error = statusFailed, err.Error()
 		return r
 	}
-	r.Output = outPath
+	r.Output, r.OverWindow = outPath, !res.Fits
 	return r
 }
 
@@ -959,6 +971,7 @@ type batchTotals struct {
 	Failed       int `json:"failed"`
 	Pending      int `json:"pending"`
 	Resumed      int `json:"resumed"`
+	OverWindow   int `json:"over_window"` // written, but over the usable window
 	TokensBefore int `json:"tokens_before"`
 	TokensAfter  int `json:"tokens_after"`
 }
@@ -980,6 +993,9 @@ func totals(all []*fileResult) batchTotals {
 		}
 		if r.Resumed {
 			t.Resumed++
+		}
+		if r.OverWindow {
+			t.OverWindow++
 		}
 		if r.Status == statusCompacted || r.Status == statusUnchanged {
 			t.TokensBefore += r.TokensBefore
@@ -1036,6 +1052,14 @@ func (b *batch) printSummary(all []*fileResult) {
 			where = "see " + b.o.reportFile
 		}
 		fmt.Fprintf(w, "\n%s with warnings (%s).\n", plural(n, "file"), where)
+	}
+	if t.OverWindow > 0 {
+		fmt.Fprintf(w, "\n%s written over the window (they still overflow the model's usable window):\n", plural(t.OverWindow, "file"))
+		for _, r := range all {
+			if r.OverWindow {
+				fmt.Fprintf(w, "  %s: %d tokens\n", r.Path, r.TokensAfter)
+			}
+		}
 	}
 	b.listFiles(w, all, statusSkipped, "skipped", func(r *fileResult) string { return r.SkippedReason })
 	b.listFiles(w, all, statusFailed, "failed", func(r *fileResult) string { return r.Error })
@@ -1223,6 +1247,12 @@ func discover(cmd string, args []string, exclude []string) (base string, files [
 	}
 	slices.SortFunc(files, func(x, y *batchFile) int { return strings.Compare(x.rel, y.rel) })
 	return base, files, nil
+}
+
+// writable reports whether name is a format compact reads and writes.
+func writable(name format.Name) bool {
+	f, ok := format.Lookup(name)
+	return ok && f.Write != nil
 }
 
 // reportNotAnInput refuses a --report path that names an existing file

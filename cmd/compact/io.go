@@ -20,6 +20,9 @@ type input struct {
 	// name is the file name for messages, or "<stdin>".
 	name   string
 	closer io.Closer
+	// decoded: Reader gives the text the file's bytes hold (UTF-16,
+	// gzip), not the bytes themselves.
+	decoded bool
 }
 
 func (in *input) Close() error {

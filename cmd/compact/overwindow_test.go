@@ -78,3 +78,59 @@ func TestOverWindowResultIsNotASilentSuccess(t *testing.T) {
 		os.Remove(filepath.Join(dir, "out.json"))
 	}
 }
+
+// QA-35, batch: a file written over the window is marked in the report
+// (over_window, totals.over_window), listed in the summary, and the batch
+// exits 3 as compact does; a batch that fits exits 0.
+func TestBatchOverWindow(t *testing.T) {
+	msgs := []map[string]any{{"role": "user", "content": "Find why the build fails."}}
+	for i := 0; i < 6; i++ {
+		id := fmt.Sprintf("c%d", i)
+		msgs = append(msgs,
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": id, "type": "function",
+				"function": map[string]any{"name": "bash", "arguments": fmt.Sprintf(`{"command":"step %d"}`, i)}}}},
+			map[string]any{"role": "tool", "tool_call_id": id, "content": strings.Repeat(fmt.Sprintf("output of step %d ", i), 40)})
+	}
+	msgs = append(msgs,
+		map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "big", "type": "function",
+			"function": map[string]any{"name": "bash", "arguments": `{"command":"cat build.log"}`}}}},
+		map[string]any{"role": "tool", "tool_call_id": "big", "content": strings.Repeat("error: something failed at line 12\n", 3000)})
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, "chat.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := filepath.Join(dir, "report.json")
+	code, stdout, stderr := runCmd(t, "", nil, "batch", in, "--out", filepath.Join(dir, "out"), "--report", rep,
+		"--summarizer", "fallback", "--force", "--window", "8000")
+	if code != exitOverWindow || !strings.Contains(stderr, "over the window") || !strings.Contains(stdout, "written over the window") {
+		t.Errorf("exit %d, want %d; stdout %q; stderr %q", code, exitOverWindow, stdout, stderr)
+	}
+	var r struct {
+		Totals batchTotals   `json:"totals"`
+		Files  []*fileResult `json:"files"`
+	}
+	raw, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.OverWindow != 1 || len(r.Files) != 1 || !r.Files[0].OverWindow || r.Files[0].Output == "" {
+		t.Errorf("report: totals %+v, files %+v", r.Totals, r.Files)
+	}
+	// The same file in a window it fits: exit 0, nothing over.
+	code, _, stderr = runCmd(t, "", nil, "batch", in, "--out", filepath.Join(dir, "out2"), "--report", rep,
+		"--summarizer", "fallback", "--force", "--window", "128000", "--quiet")
+	if code != exitOK {
+		t.Errorf("a batch that fits: exit %d: %s", code, stderr)
+	}
+}

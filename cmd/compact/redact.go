@@ -82,8 +82,22 @@ func runRedact(_ context.Context, e *env, args []string) error {
 	}
 	defer in.Close()
 	br := bufio.NewReaderSize(in, 64<<10)
+	// UTF-16 and gzip are read as the text they hold and written back as
+	// they came; compressed formats redact cannot write back are refused.
+	cd, err := sniffCodec(br)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", in.name, err))
+	}
+	if cd != nil {
+		dec, err := cd.reader(br)
+		if err != nil {
+			return badInput(fmt.Errorf("%s: %s: %w", in.name, cd.name, err))
+		}
+		in = &input{Reader: dec, name: in.name, decoded: true}
+		br = bufio.NewReaderSize(dec, 64<<10)
+	}
 	if *as == "text" || (*as == "auto" && startsAsText(br)) {
-		return redactStream(e, r, in, br, *output, *report, *asJSON)
+		return redactStream(e, r, in, br, cd, *output, *report, *asJSON)
 	}
 	// The input is most of what stays live; reading and redacting leave
 	// garbage of a piece's size. The collector's default goal (twice the
@@ -103,14 +117,14 @@ func runRedact(_ context.Context, e *env, args []string) error {
 	// is the input and a piece, not three copies of it).
 	doc := unsafe.String(unsafe.SliceData(data), len(data))
 	var found []redact.Finding
-	if err := writeOutput(e, *output, func(w io.Writer) error {
+	if err := writeOutput(e, *output, withCodec(cd, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		var err error
 		if found, err = r.NewScope().RedactTo(bw, doc); err != nil {
 			return err
 		}
 		return bw.Flush()
-	}); err != nil {
+	})); err != nil {
 		return err
 	}
 	if *report {
@@ -181,7 +195,7 @@ func peekLine(br *bufio.Reader) []byte {
 // first for the masks it already holds, so that new secrets are numbered
 // after them, as whole-input redaction does. Findings are reported as they
 // are written.
-func redactStream(e *env, r *redact.Redactor, in *input, br *bufio.Reader, output string, report, asJSON bool) error {
+func redactStream(e *env, r *redact.Redactor, in *input, br *bufio.Reader, cd *codec, output string, report, asJSON bool) error {
 	sc := r.NewScope()
 	if f, ok := regularFile(in, e.stdin); ok {
 		if at, err := f.Seek(0, io.SeekCurrent); err == nil {
@@ -205,13 +219,13 @@ func redactStream(e *env, r *redact.Redactor, in *input, br *bufio.Reader, outpu
 		return err
 	}
 	src := &readErrors{r: br}
-	err := writeOutput(e, output, func(w io.Writer) error {
+	err := writeOutput(e, output, withCodec(cd, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		if err := sc.RedactTextTo(bw, src, found); err != nil {
 			return err
 		}
 		return bw.Flush()
-	})
+	}))
 	if src.err != nil {
 		return fmt.Errorf("read %s: %w", in.name, src.err)
 	}
@@ -247,6 +261,9 @@ func (re *readErrors) Read(p []byte) (int, error) {
 // regularFile returns the input's file when it is a regular one (standard
 // input redirected from a file too).
 func regularFile(in *input, stdin io.Reader) (*os.File, bool) {
+	if in.decoded {
+		return nil, false // its bytes are not the text
+	}
 	f, ok := in.closer.(*os.File)
 	if in.closer == nil {
 		f, ok = stdin.(*os.File) // < file: standard input is the file
@@ -408,4 +425,19 @@ func listRules(e *env) error {
 		}
 	}
 	return nil
+}
+
+// withCodec makes write's output go through cd's writer (nil: as it is):
+// the output is written back in the input's encoding.
+func withCodec(cd *codec, write func(io.Writer) error) func(io.Writer) error {
+	if cd == nil {
+		return write
+	}
+	return func(w io.Writer) error {
+		cw := cd.writer(w)
+		if err := write(cw); err != nil {
+			return err
+		}
+		return cw.Close()
+	}
 }
