@@ -112,9 +112,17 @@ func checkSession(session string) error {
 	return nil
 }
 
+// logStat is what a reader needs of a log file: its generation (see
+// statLog) and its size.
+type logStat struct {
+	gen  string
+	size int64
+}
+
 // fileLog is the LogBackend of a FileStore: the log file is a sequence
-// of batches (see filebatch.go). A position's Gen is the file's inode
-// number (gen_unix.go), N a byte offset.
+// of batches (see filebatch.go). A position's Gen names the file (its
+// inode number and, where kept, its birth time: gen_linux.go), N a byte
+// offset.
 type fileLog struct{ dir string }
 
 func (l *fileLog) path(session string) string { return filepath.Join(l.dir, session, logName) }
@@ -161,11 +169,11 @@ func (l *fileLog) readAt(session, g string, off int64, buf []byte) error {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	st, err := statLog(f)
 	if err != nil {
 		return err
 	}
-	if gen(st) != g {
+	if st.gen != g {
 		return errLogRewritten
 	}
 	_, err = f.ReadAt(buf, off)
@@ -180,7 +188,7 @@ func (l *fileLog) readFrames(ctx context.Context, session string, from LogPos) (
 	// batch being appended makes the file longer, a rewrite makes
 	// another file.
 	if from.Gen != "" {
-		if st, err := os.Stat(l.path(session)); err == nil && gen(st) == from.Gen && st.Size() == from.N {
+		if st, err := statLogPath(l.path(session)); err == nil && st.gen == from.Gen && st.size == from.N {
 			return nil, nil, from.N, from, nil
 		}
 	}
@@ -197,18 +205,18 @@ func (l *fileLog) readFrames(ctx context.Context, session string, from LogPos) (
 		return nil, nil, 0, from, fmt.Errorf("session %s: %w", session, err)
 	}
 	defer unlock()
-	st, err := f.Stat()
+	st, err := statLog(f)
 	if err != nil {
 		return nil, nil, 0, from, err
 	}
-	pos := LogPos{Gen: gen(st)}
+	pos := LogPos{Gen: st.gen}
 	if from.Gen == pos.Gen {
 		pos.N = from.N
 	}
-	if st.Size() <= pos.N {
+	if st.size <= pos.N {
 		return nil, nil, 0, pos, nil
 	}
-	data := make([]byte, st.Size()-pos.N)
+	data := make([]byte, st.size-pos.N)
 	if _, err := f.ReadAt(data, pos.N); err != nil {
 		return nil, nil, 0, from, fmt.Errorf("session %s: read log: %w", session, err)
 	}
@@ -282,21 +290,21 @@ func (l *fileLog) appendBatch(ctx context.Context, session string, at LogPos, bu
 // committedEnd checks that the log f ends at at (after any torn tail,
 // which it cuts off) and returns its position.
 func (l *fileLog) committedEnd(f *os.File, at LogPos) (LogPos, error) {
-	st, err := f.Stat()
+	st, err := statLog(f)
 	if err != nil {
 		return at, err
 	}
-	pos := LogPos{Gen: gen(st)}
+	pos := LogPos{Gen: st.gen}
 	if at.Gen == pos.Gen {
 		pos.N = at.N
 	} else if at.Gen != "" || at.N != 0 {
 		return at, ErrConflict
 	}
-	if st.Size() < pos.N {
+	if st.size < pos.N {
 		return at, ErrConflict
 	}
-	if st.Size() > pos.N {
-		data := make([]byte, st.Size()-pos.N)
+	if st.size > pos.N {
+		data := make([]byte, st.size-pos.N)
 		if _, err := f.ReadAt(data, pos.N); err != nil {
 			return at, err
 		}
@@ -342,11 +350,11 @@ func (l *fileLog) RewriteLog(ctx context.Context, session string, at LogPos, fra
 		os.Remove(tmp)
 		return at, err
 	}
-	st, err := os.Stat(l.path(session))
+	st, err := statLogPath(l.path(session))
 	if err != nil {
 		return at, err
 	}
-	return LogPos{Gen: gen(st), N: st.Size()}, nil
+	return LogPos{Gen: st.gen, N: st.size}, nil
 }
 
 // SetAsideLog implements LogSetAsider: the log is renamed log.damaged-TIME

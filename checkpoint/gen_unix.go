@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package checkpoint
 
@@ -8,11 +8,30 @@ import (
 	"syscall"
 )
 
-// gen returns the generation of a log file: its inode number, which a
-// rewrite (a new file renamed over the log) changes and an append does not.
-func gen(st os.FileInfo) string {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return strconv.FormatUint(uint64(s.Ino), 10)
+// statLog returns the generation and size of the open log f. The
+// generation is its inode number, which a rewrite (a new file renamed
+// over the log) changes and an append does not. (Linux adds the birth
+// time: see gen_linux.go.)
+func statLog(f *os.File) (logStat, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return logStat{}, err
 	}
-	return st.ModTime().String()
+	return inodeLog(st), nil
+}
+
+// statLogPath returns the generation and size of the log at path.
+func statLogPath(path string) (logStat, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return logStat{}, err
+	}
+	return inodeLog(st), nil
+}
+
+func inodeLog(st os.FileInfo) logStat {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return logStat{gen: strconv.FormatUint(uint64(s.Ino), 10), size: st.Size()}
+	}
+	return logStat{gen: st.ModTime().String(), size: st.Size()}
 }

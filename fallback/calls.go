@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/jsonscan"
 )
 
@@ -252,7 +253,7 @@ func (c *call) describe() {
 	_, query := firstArg(c.a.args, queryKeys)
 
 	// A "command" that is a single word next to a path is a sub-command of
-	// an editor tool (OpenHands str_replace_editor: view, str_replace).
+	// an editor tool (format.EditorOp).
 	if cmd != "" && path != "" && !strings.ContainsAny(strings.TrimSpace(cmd), " \n") {
 		c.key = cmd + " " + path
 		c.target = path
@@ -276,12 +277,10 @@ func (c *call) describe() {
 				c.mutates = true
 			}
 		}
-		if patchFiles := applyPatchFiles(cmd); len(patchFiles) > 0 {
+		if p, ok := format.PatchOf(cmd); ok && len(p.Files) > 0 {
 			c.mutates = true
-			c.setLines(patchAdded(cmd), patchRemoved(cmd))
-			if len(patchFiles) > 0 {
-				c.target = patchFiles[0].path
-			}
+			c.setLines(patchAdded(p), patchRemoved(p))
+			c.target = p.Files[0].Path
 		}
 		c.lineEdit(cmd)
 	case path != "":
@@ -307,22 +306,7 @@ func (c *call) describe() {
 		c.key = query
 		c.target = lname + " " + query
 	default:
-		if patch := argString(c.a.args, "input"); strings.Contains(patch, "*** Begin Patch") {
-			c.files = applyPatchFiles(patch)
-			c.setLines(patchAdded(patch), patchRemoved(patch))
-			c.mutates = len(c.files) > 0
-			if len(c.files) > 0 {
-				c.key, c.target = c.files[0].path, c.files[0].path
-			}
-			break
-		}
-		if c.a.argRaw != "" && strings.Contains(c.a.argRaw, "*** Begin Patch") {
-			c.files = applyPatchFiles(c.a.argRaw)
-			c.setLines(patchAdded(c.a.argRaw), patchRemoved(c.a.argRaw))
-			c.mutates = len(c.files) > 0
-			if len(c.files) > 0 {
-				c.key, c.target = c.files[0].path, c.files[0].path
-			}
+		if c.patch(argString(c.a.args, "input")) || c.a.argRaw != "" && c.patch(c.a.argRaw) {
 			break
 		}
 		c.key, c.prose = proseArg(c.a.args, c.a.argRaw), true
@@ -343,17 +327,33 @@ func (c *call) describe() {
 	}
 }
 
-// lineEdit reads SWE-agent's line editor command, "edit 12:14" followed by
-// the new lines and "end_of_edit": it edits the open file, which the
-// editor's answer names ("[File: /repo/x.py (40 lines total)]").
+// patch describes a call whose argument text is a patch envelope
+// (format.PatchOf): the files its headers name, the first its key and
+// target, and its lines. It reports false, changing nothing, when text
+// is not one.
+func (c *call) patch(text string) bool {
+	p, ok := format.PatchOf(text)
+	if !ok {
+		return false
+	}
+	c.files = patchFiles(p)
+	c.setLines(patchAdded(p), patchRemoved(p))
+	c.mutates = len(c.files) > 0
+	if len(c.files) > 0 {
+		c.key, c.target = c.files[0].path, c.files[0].path
+	}
+	return true
+}
+
+// lineEdit reads a line editor command (format.LineEditOf): it edits the
+// open file, which the editor's answer names (format.OpenFileOf).
 func (c *call) lineEdit(cmd string) {
-	first, body, ok := strings.Cut(strings.TrimSpace(cmd), "\n")
-	if !ok || !lineRange(strings.TrimPrefix(first, "edit ")) || !strings.HasPrefix(first, "edit ") {
+	lines, ok := format.LineEditOf(cmd)
+	if !ok {
 		return
 	}
-	body, _, _ = strings.Cut(body, "end_of_edit")
 	c.mutates = true
-	for _, l := range strings.Split(body, "\n") {
+	for _, l := range lines {
 		if t := strings.TrimSpace(l); meaningfulCode(t) && !contains(c.added(), t) {
 			c.more().added = append(c.added(), t)
 		}
@@ -361,12 +361,9 @@ func (c *call) lineEdit(cmd string) {
 	if c.res == nil {
 		return
 	}
-	if k := strings.Index(c.res.text, "[File: "); k >= 0 {
-		p := c.res.text[k+len("[File: "):]
-		if e := strings.Index(p, " ("); e > 0 && e < 1024 {
-			c.files = append(c.files, fileTouch{p[:e], opEdit})
-			c.target = p[:e]
-		}
+	if p, ok := format.OpenFileOf(c.res.text); ok {
+		c.files = append(c.files, fileTouch{p, opEdit})
+		c.target = p
 	}
 }
 
@@ -389,25 +386,28 @@ func (c *call) kindOp() fileOp {
 	return opMention
 }
 
-// lineRange recognises "12:14" (and "12").
-func lineRange(s string) bool {
-	a, b, _ := strings.Cut(strings.TrimSpace(s), ":")
-	return allDigits(a) && (b == "" || allDigits(b))
-}
-
-// editorOp maps an editor tool's sub-command to what it does to the file.
+// editorOp maps an editor tool's sub-command to what it does to the file
+// (format.EditorOp), else guesses from the tool's name.
 func editorOp(sub, tool string) fileOp {
-	switch strings.ToLower(sub) {
-	case "view", "read", "cat", "show", "open":
-		return opRead
-	case "create", "write":
-		return opCreate
-	case "str_replace", "insert", "edit", "replace", "undo_edit", "append", "patch":
-		return opEdit
-	case "delete", "remove", "rm":
-		return opDelete
+	if op := format.EditorOp(sub); op != format.FileUnknown {
+		return opOf(op)
 	}
 	return toolOp(tool, nil)
+}
+
+// opOf is the fileOp of a format.FileOp.
+func opOf(op format.FileOp) fileOp {
+	switch op {
+	case format.FileRead:
+		return opRead
+	case format.FileChanged:
+		return opEdit
+	case format.FileCreated:
+		return opCreate
+	case format.FileDeleted:
+		return opDelete
+	}
+	return opMention
 }
 
 // toolOp guesses what a file tool does from its name (Read, Edit, Write,
@@ -863,41 +863,25 @@ func shellWords(s string) []string {
 	return words
 }
 
-// applyPatchFiles reads the file headers of a Codex apply_patch envelope.
-func applyPatchFiles(s string) []fileTouch {
-	if !strings.Contains(s, "*** Begin Patch") {
-		return nil
-	}
+// patchFiles returns the files a patch's headers name.
+func patchFiles(p format.Patch) []fileTouch {
 	var out []fileTouch
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(line)
-		for _, h := range []struct {
-			prefix string
-			op     fileOp
-		}{{"*** Add File: ", opCreate}, {"*** Update File: ", opEdit}, {"*** Delete File: ", opDelete}, {"*** Move to: ", opCreate}} {
-			if strings.HasPrefix(line, h.prefix) {
-				out = append(out, fileTouch{strings.TrimSpace(line[len(h.prefix):]), h.op})
-			}
-		}
+	for _, f := range p.Files {
+		out = append(out, fileTouch{f.Path, opOf(f.Op)})
 	}
 	return out
 }
 
-// patchAdded returns the added lines of a patch ("+" lines, not headers).
-func patchAdded(s string) []string {
+// patchAdded returns the meaningful lines a patch adds, once each, leaving
+// out lines it also removes (moved, not new).
+func patchAdded(p format.Patch) []string {
 	var out []string
 	seen := map[string]bool{}
 	removed := map[string]bool{}
-	for _, line := range strings.Split(s, "\n") {
-		if strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---") {
-			removed[strings.TrimSpace(line[1:])] = true
-		}
+	for _, t := range p.Removed {
+		removed[t] = true
 	}
-	for _, line := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(line, "+") || strings.HasPrefix(line, "+++") {
-			continue
-		}
-		t := strings.TrimSpace(line[1:])
+	for _, t := range p.Added {
 		if removed[t] || seen[t] || !meaningfulCode(t) {
 			continue
 		}
@@ -947,14 +931,12 @@ func removedLines(args map[string]any) []string {
 	return out
 }
 
-// patchRemoved returns the "-" lines of a patch.
-func patchRemoved(s string) []string {
+// patchRemoved returns the meaningful lines a patch removes.
+func patchRemoved(p format.Patch) []string {
 	var out []string
-	for _, line := range strings.Split(s, "\n") {
-		if strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---") {
-			if t := strings.TrimSpace(line[1:]); meaningfulCode(t) {
-				out = append(out, t)
-			}
+	for _, t := range p.Removed {
+		if meaningfulCode(t) {
+			out = append(out, t)
 		}
 	}
 	return out

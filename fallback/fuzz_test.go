@@ -119,7 +119,7 @@ func FuzzOutputs(f *testing.F) {
 				t.Fatalf("file %q not in command", f.path)
 			}
 		}
-		_ = applyPatchFiles(s)
+		_, _ = format.PatchOf(s)
 		_ = commandTarget(s)
 		if c := clip(s, 10); len(c) > 10 || !utf8.ValidString(c) && utf8.ValidString(s) {
 			t.Fatalf("clip %q", c)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/keyword"
 )
 
@@ -611,11 +612,11 @@ func htmlPage(s string) bool {
 }
 
 // numberedListing recognises file contents shown with line numbers
-// ("     1→…", "   1\t…", "Here's the result of running `cat -n`").
+// ("     1→…", "   1\t…", or a tool's banner above them: format.ListingBanner).
 func numberedListing(s string) bool {
 	line := strings.TrimLeft(s, "\n")
 	line, _, _ = strings.Cut(line, "\n")
-	if strings.Contains(line, "result of running `cat -n`") {
+	if format.ListingBanner(line) {
 		return true
 	}
 	t := strings.TrimLeft(line, " ")

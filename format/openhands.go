@@ -3,6 +3,8 @@ package format
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +39,8 @@ import (
 //     message; the observation that carries the same tool_call_id is the
 //     tool message answering it (ToolCallIDs);
 //   - older events have no tool metadata: an agent action that runs
-//     something becomes a call with a derived id ("oh-<event id>") and the
+//     something becomes a call with a derived id ("oh-<event id>", or for
+//     an event with no id "oh-" and a hash of its bytes) and the
 //     observation caused by it (or, with no cause, the next one of the same
 //     kind) answers it, so pairs stay intact;
 //   - other observations the model is shown (errors, recalled workspace
@@ -439,6 +442,26 @@ type ohReader struct {
 	ids       map[string]int
 	forgotten map[string]bool
 	summaries []int
+	// derived counts the calls of events with no id by their bytes, for
+	// derivedCallID.
+	derived map[string]int
+}
+
+// derivedCallID names the call of an old-style event that has no id (the
+// resolver's output) by its bytes, not its place: a compaction that drops
+// events before it must not rename it when the file is read back. A repeat
+// of the same event gets "-2", "-3", ….
+func (o *ohReader) derivedCallID(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	id := "oh-" + hex.EncodeToString(sum[:6])
+	if o.derived == nil {
+		o.derived = map[string]int{}
+	}
+	o.derived[id]++
+	if n := o.derived[id]; n > 1 {
+		id += "-" + strconv.Itoa(n)
+	}
+	return id
 }
 
 // ohPending is an old-style call (no tool metadata) waiting for its
@@ -525,6 +548,9 @@ func (o *ohReader) action(e *ohEvent, raw []byte, idx int) {
 		o.acted = true
 		evID := ohEventID(e, idx)
 		callID := "oh-" + evID
+		if ohScalar(e.ID) == "" {
+			callID = o.derivedCallID(raw)
+		}
 		o.pendings[evID] = len(o.pending)
 		o.pending = append(o.pending, ohPending{callID: callID, eventID: evID, kind: e.Action})
 		o.call(e, raw, idx, callID, e.Action, nil, "")
