@@ -109,20 +109,7 @@ func LineEditOf(cmd string) (lines []string, ok bool) {
 // lineRange recognises "12:14" (and "12").
 func lineRange(s string) bool {
 	a, b, _ := strings.Cut(strings.TrimSpace(s), ":")
-	return digitsOnly(a) && (b == "" || digitsOnly(b))
-}
-
-// digitsOnly reports whether s is a non-empty run of ASCII digits.
-func digitsOnly(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return isDigits(a) && (b == "" || isDigits(b))
 }
 
 // openFileBanner opens SWE-agent's editor answer, naming the open file;
