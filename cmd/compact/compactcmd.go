@@ -417,7 +417,10 @@ func shorten(s string, n int) string {
 }
 
 // progress shows what a compaction is doing on a terminal's stderr, on one
-// line that the final line replaces. Off a terminal it shows nothing.
+// line that the final line replaces. Off a terminal it says only each
+// retry of the LLM, a line each: a provider that never answers would
+// otherwise keep a run silent for minutes (the call timeout times the
+// attempts) before it falls back.
 type progress struct {
 	w     io.Writer
 	on    bool
@@ -428,6 +431,9 @@ func newProgress(e *env) *progress { return &progress{w: e.stderr, on: e.stderrT
 
 func (p *progress) observe(ev compactor.Event) {
 	if !p.on {
+		if ev.Kind == compactor.EventRetry {
+			fmt.Fprintf(p.w, "compact: %s\n", retryLine(ev))
+		}
 		return
 	}
 	var msg string
@@ -443,10 +449,7 @@ func (p *progress) observe(ev compactor.Event) {
 		}
 		msg += ")"
 	case compactor.EventRetry:
-		msg = fmt.Sprintf("retrying in %s", ev.Delay.Round(time.Millisecond))
-		if ev.Err != nil {
-			msg += ": " + shorten(ev.Err.Error(), 80)
-		}
+		msg = retryLine(ev)
 	case compactor.EventFallback:
 		msg = "the LLM failed; building the deterministic handoff"
 	default:
@@ -454,6 +457,19 @@ func (p *progress) observe(ev compactor.Event) {
 	}
 	fmt.Fprintf(p.w, "\r\033[Kcompact: %s %s", msg, ev.Elapsed.Round(10*time.Millisecond))
 	p.shown = true
+}
+
+// retryLine says which LLM call failed, why, and when the next one goes.
+func retryLine(ev compactor.Event) string {
+	msg := fmt.Sprintf("LLM call %d", ev.Attempt)
+	if ev.Chunks > 1 {
+		msg += fmt.Sprintf(" (chunk %d of %d)", ev.Chunk, ev.Chunks)
+	}
+	msg += " failed"
+	if ev.Err != nil {
+		msg += ": " + shorten(ev.Err.Error(), 120)
+	}
+	return msg + fmt.Sprintf("; retrying in %s", ev.Delay.Round(time.Millisecond))
 }
 
 func (p *progress) clear() {

@@ -205,6 +205,12 @@ func TestCompactCommandLLMFailure(t *testing.T) {
 		!strings.Contains(stderr, "LLM failed: summary failed: HTTP 503") {
 		t.Fatalf("exit %d, report %+v, calls %d, stderr %q", code, r, calls.Load(), stderr)
 	}
+	// Off a terminal each retry is said as it happens (QA-39.6), before the
+	// final line.
+	if i, j := strings.Index(stderr, "compact: LLM call 1 failed: "), strings.Index(stderr, "LLM failed: summary"); i < 0 || j < i ||
+		!strings.Contains(stderr[i:j], "HTTP 503") || !strings.Contains(stderr[i:j], "; retrying in ") {
+		t.Fatalf("no retry line before the final line: %q", stderr)
+	}
 
 	os.Remove(out)
 	code, stdout, stderr := runCmd(t, chat(40), environ, "--force", "--retries", "0", "--abort-on-summary-failure", "--report", rep, "-o", out, "-")
