@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -255,8 +256,9 @@ func normalizeModel(name string) string {
 
 // Set adds entries to the table, or overrides the entries with the same
 // name. Fields left zero in m keep the values of the entry m.Name matches
-// now, so {"name": "gpt-4o", "window": 64000} only lowers a window. A new
-// name needs a window. Encoding "estimate" selects the estimator.
+// now, so {"name": "gpt-4o", "window": 64000} only lowers a window (an
+// inherited output reserve that would take more than half of the lower
+// window is scaled to the model's share of it). A new name needs a window. Encoding "estimate" selects the estimator.
 func (t *Models) Set(ms ...Model) error {
 	for _, m := range ms {
 		if normalizeModel(m.Name) == "" {
@@ -282,6 +284,12 @@ func (t *Models) Set(ms ...Model) error {
 		}
 		if m.OutputReserve == 0 && known {
 			m.OutputReserve = base.OutputReserve
+			if 2*m.OutputReserve > m.Window && base.Window > 0 {
+				// A window set smaller than the model's keeps the model's
+				// share of it for the answer, as the compactor does for a
+				// Window set on the command line.
+				m.OutputReserve = max(int(math.Round(float64(base.OutputReserve)*float64(m.Window)/float64(base.Window))), 1)
+			}
 		}
 		if m.Provider == "" && known {
 			m.Provider = base.Provider

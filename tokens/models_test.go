@@ -233,3 +233,27 @@ func TestModelTableGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestModelsSetScalesInheritedReserve: a table entry that only lowers a
+// window below twice the inherited output reserve gets the model's share of
+// the window for the answer, as compactor does for a Window set on the
+// command line (QA-39.7); a reserve the entry sets itself is taken as is.
+func TestModelsSetScalesInheritedReserve(t *testing.T) {
+	tab := NewModels()
+	if err := tab.Set(Model{Name: "gpt-4o", Window: 2000}); err != nil {
+		t.Fatalf("window 2000 refused: %v", err)
+	}
+	// 16384 × 2000 / 128000 = 256.
+	if got, _ := tab.Lookup("gpt-4o"); got.Window != 2000 || got.OutputReserve != 256 {
+		t.Errorf("got window %d, reserve %d; want 2000, 256", got.Window, got.OutputReserve)
+	}
+	if err := tab.Set(Model{Name: "gpt-4o-mini", Window: 64000}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := tab.Lookup("gpt-4o-mini"); got.OutputReserve != 16384 {
+		t.Errorf("a reserve that fits was changed: %d", got.OutputReserve)
+	}
+	if err := tab.Set(Model{Name: "gpt-4o-mini", Window: 2000, OutputReserve: 4000}); !errors.Is(err, ErrInvalidModel) {
+		t.Errorf("a reserve set above the window: err %v, want ErrInvalidModel", err)
+	}
+}
