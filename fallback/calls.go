@@ -637,6 +637,20 @@ func segmentFiles(words []string, add func(string, fileOp)) {
 		return ops
 	}
 	pathish := func(a string) bool { return isPath(a) || strings.Contains(a, "/") || strings.Contains(a, ".") }
+	if ac, ok := format.ShellCommandOf(prog); ok && ac.Op != format.FileUnknown {
+		// An agent's own editor command (format.ShellCommandOf).
+		ops := operands()
+		if ac.FirstOnly {
+			if len(ops) > 0 && pathish(ops[0]) {
+				add(ops[0], opOf(ac.Op))
+			}
+			return
+		}
+		for _, a := range ops {
+			add(a, opOf(ac.Op))
+		}
+		return
+	}
 	switch prog {
 	case "cat", "head", "tail", "less", "more", "nl", "bat", "wc", "view", "type", "xxd", "hexdump", "stat", "file", "jq":
 		for _, a := range operands() {
@@ -684,14 +698,6 @@ func segmentFiles(words []string, add func(string, fileOp)) {
 				add(a, opDelete)
 			}
 			add(ops[len(ops)-1], opCreate)
-		}
-	case "create": // SWE-agent's editor commands
-		for _, a := range operands() {
-			add(a, opCreate)
-		}
-	case "open":
-		if ops := operands(); len(ops) > 0 && pathish(ops[0]) {
-			add(ops[0], opRead)
 		}
 	case "rm", "rmdir", "unlink":
 		for _, a := range operands() {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/keyword"
 )
 
@@ -137,8 +138,8 @@ func languageOf(path string) int {
 
 // numberedLines reports file contents shown with line numbers: the first
 // line says so (numberedListing), or most of the first lines open with a
-// number ("12:", "  12→", "12\t") after a header such as SWE-agent's
-// "[File: …]".
+// number ("12:", "12\t", format.LineNumberMark) after a header such as
+// an editor's open-file banner (format.OpenFileOf).
 func numberedLines(content string) bool {
 	if numberedListing(content) {
 		return true
@@ -159,7 +160,7 @@ func numberedLines(content string) bool {
 }
 
 // stripLineNumber removes the line number a tool put before a line:
-// "    12→", "    12\t", "12:".
+// "    12\t", "12:", or an agent's mark (format.LineNumberMark).
 func stripLineNumber(line string) string {
 	i := 0
 	for i < len(line) && line[i] == ' ' {
@@ -172,9 +173,9 @@ func stripLineNumber(line string) string {
 	if j == i {
 		return line
 	}
-	switch {
-	case strings.HasPrefix(line[j:], "→"):
-		return line[j+len("→"):]
+	switch n := format.LineNumberMark(line[j:]); {
+	case n > 0:
+		return line[j+n:]
 	case j < len(line) && (line[j] == '\t' || line[j] == ':'):
 		return line[j+1:]
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/compactkit/compact/format"
 	"github.com/compactkit/compact/internal/keyword"
 )
 
@@ -494,26 +495,15 @@ func constraintSentences(ask string) []string {
 
 // askText returns what the person asked in a user message's text (the
 // harness's parts are left out by the caller: the readers tag them).
-// Codex's IDE extension wraps each ask in context ("# Context from my IDE
-// setup: … ## My request for Codex:"): the ask is what follows the last
-// marker, and ide gets the wrapper. (The one agent convention left here:
-// the reader keeps the message whole, as the person's; see format's
-// codex.go.)
+// An IDE extension may wrap each ask in context (format.SplitIDEAsk): the
+// ask is what follows the last marker, and ide gets the wrapper. (The
+// reader keeps the message whole, as the person's; see format's codex.go.)
 func askText(text string) (ask, ide string) {
 	t := strings.TrimSpace(text)
-	const marker = "## My request for Codex:"
-	if k := strings.LastIndex(t, marker); k >= 0 {
-		return strings.TrimSpace(t[k+len(marker):]), t[:k]
+	if ide, ask, ok := format.SplitIDEAsk(t); ok {
+		return strings.TrimSpace(ask), ide
 	}
 	return t, ""
-}
-
-// interruption reports a harness note that the person interrupted the
-// agent ("[Request interrupted by user]", "[Request interrupted by user for
-// tool use]").
-func interruption(text string) bool {
-	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, "[Request interrupted by user") && strings.HasSuffix(t, "]") && len(t) < 80
 }
 
 // glued reports a period at i between a lower-case word of three or more

@@ -612,7 +612,8 @@ func htmlPage(s string) bool {
 }
 
 // numberedListing recognises file contents shown with line numbers
-// ("     1→…", "   1\t…", or a tool's banner above them: format.ListingBanner).
+// ("   1\t…", an agent's mark after the number: format.LineNumberMark, or
+// a tool's banner above them: format.ListingBanner).
 func numberedListing(s string) bool {
 	line := strings.TrimLeft(s, "\n")
 	line, _, _ = strings.Cut(line, "\n")
@@ -624,7 +625,7 @@ func numberedListing(s string) bool {
 	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
 		i++
 	}
-	return i > 0 && (strings.HasPrefix(t[i:], "→") || strings.HasPrefix(t[i:], "\t"))
+	return i > 0 && (format.LineNumberMark(t[i:]) > 0 || strings.HasPrefix(t[i:], "\t"))
 }
 
 // search reports whether the call searched (grep, rg, find, a Grep or
@@ -679,10 +680,11 @@ func (c *call) listing() bool {
 	if len(words) == 0 {
 		return false
 	}
+	if ac, ok := format.ShellCommandOf(baseName(words[0])); ok && ac.Shows {
+		return true // an agent's own viewer or search command
+	}
 	switch baseName(words[0]) {
-	case "cat", "head", "tail", "less", "more", "nl", "grep", "rg", "ag", "find", "ls", "tree", "fd", "wc", "diff",
-		// SWE-agent's file viewer and search commands
-		"open", "goto", "scroll_up", "scroll_down", "search_dir", "search_file", "find_file":
+	case "cat", "head", "tail", "less", "more", "nl", "grep", "rg", "ag", "find", "ls", "tree", "fd", "wc", "diff":
 		return true
 	case "sed":
 		return !contains(words, "-i")

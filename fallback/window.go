@@ -189,7 +189,7 @@ func analyze(msgs *messages, mask func(string) string) *window {
 		text := textOf(m)
 		// Interruptions are harness notes (readers mark them Synthetic),
 		// but they say what the person did, so they go on the timeline.
-		if interruption(text) {
+		if format.Interruption(text) {
 			w.timeline = append(w.timeline, event{kind: evInterrupt, msg: i, text: strings.TrimSpace(text)})
 			continue
 		}

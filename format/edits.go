@@ -178,3 +178,58 @@ func ListingBanner(line string) bool {
 	}
 	return false
 }
+
+// lineNumberMarks are what an agent's file reader writes between a line
+// number and the line: Claude Code's Read tool, e.g. (invented)
+// "    12→	return celsius * 9 / 5 + 32". (cat -n's tab is no agent's.)
+var lineNumberMarks = []string{
+	"→",
+}
+
+// LineNumberMark returns the length of the agent's line-number mark that s
+// (the text right after a line number) opens with, and 0 when it opens
+// with none.
+func LineNumberMark(s string) int {
+	for _, m := range lineNumberMarks {
+		if strings.HasPrefix(s, m) {
+			return len(m)
+		}
+	}
+	return 0
+}
+
+// ShellCommand is what an agent's own command, run in its shell as a
+// command line's first word, does.
+type ShellCommand struct {
+	// Op is what the command does to the files its operands name;
+	// FileUnknown when it names none.
+	Op FileOp
+	// FirstOnly says only the first operand is a file (the rest are a
+	// line number or a directory).
+	FirstOnly bool
+	// Shows says its output shows a file's lines or search hits.
+	Shows bool
+}
+
+// sweAgentCommands are SWE-agent's windowed editor, viewer and search
+// commands (its tools/ bundles) as they appear in its shell. Examples
+// (invented): "open src/kettle.py 40", "scroll_down",
+// "create notes/plan.md", "search_dir boil src".
+var sweAgentCommands = map[string]ShellCommand{
+	"open":        {Op: FileRead, FirstOnly: true, Shows: true},
+	"create":      {Op: FileCreated},
+	"goto":        {Shows: true},
+	"scroll_up":   {Shows: true},
+	"scroll_down": {Shows: true},
+	"search_dir":  {Shows: true},
+	"search_file": {Shows: true},
+	"find_file":   {Shows: true},
+}
+
+// ShellCommandOf returns what an agent's own command prog (a command
+// line's first word, without its directory) does, and false when no
+// agent's table has it.
+func ShellCommandOf(prog string) (ShellCommand, bool) {
+	c, ok := sweAgentCommands[prog]
+	return c, ok
+}

@@ -2,6 +2,7 @@ package format
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -143,4 +144,78 @@ func FuzzEdits(f *testing.F) {
 		_ = EditorOp(s)
 		_ = ListingBanner(s)
 	})
+}
+
+func TestLineNumberMark(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{"→	return celsius", len("→")}, // Claude Code's Read tool, after "    12"
+		{"→", len("→")},
+		{"\treturn celsius", 0}, // cat -n: no agent's mark
+		{": return celsius", 0},
+		{"", 0},
+		{" →x", 0},
+	} {
+		if got := LineNumberMark(c.in); got != c.want {
+			t.Errorf("LineNumberMark(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+func TestShellCommandOf(t *testing.T) {
+	for _, c := range []struct {
+		prog string
+		want ShellCommand
+		ok   bool
+	}{
+		{"open", ShellCommand{Op: FileRead, FirstOnly: true, Shows: true}, true}, // open src/kettle.py 40
+		{"create", ShellCommand{Op: FileCreated}, true},                          // create notes/plan.md
+		{"scroll_down", ShellCommand{Shows: true}, true},
+		{"search_dir", ShellCommand{Shows: true}, true}, // search_dir boil src
+		{"find_file", ShellCommand{Shows: true}, true},
+		{"cat", ShellCommand{}, false}, // a shell program, no agent's
+		{"Open", ShellCommand{}, false},
+		{"", ShellCommand{}, false},
+	} {
+		got, ok := ShellCommandOf(c.prog)
+		if got != c.want || ok != c.ok {
+			t.Errorf("ShellCommandOf(%q) = %+v, %v; want %+v, %v", c.prog, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestSplitIDEAsk(t *testing.T) {
+	wrapped := "# Context from my IDE setup:\n## Open tabs:\n- kettle.rs\n## My request for Codex:\nmake boil() stop at 100"
+	ide, ask, ok := SplitIDEAsk(wrapped)
+	if !ok || ide != "# Context from my IDE setup:\n## Open tabs:\n- kettle.rs\n" || ask != "\nmake boil() stop at 100" {
+		t.Errorf("SplitIDEAsk(wrapped) = %q, %q, %v", ide, ask, ok)
+	}
+	// The last marker wins: an earlier one is part of the context.
+	twice := "## My request for Codex:\nold ask\n## My request for Codex:\nnew ask"
+	if ide, ask, ok := SplitIDEAsk(twice); !ok || ide != "## My request for Codex:\nold ask\n" || ask != "\nnew ask" {
+		t.Errorf("SplitIDEAsk(twice) = %q, %q, %v", ide, ask, ok)
+	}
+	if ide, ask, ok := SplitIDEAsk("make boil() stop at 100"); ok || ide != "" || ask != "" {
+		t.Errorf("SplitIDEAsk(plain) = %q, %q, %v; want no marker", ide, ask, ok)
+	}
+}
+
+func TestInterruption(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"[Request interrupted by user]", true}, // Claude Code
+		{"  [Request interrupted by user for tool use]\n", true},
+		{"[Request interrupted by user] and then I said stop", false},
+		{"[Request interrupted by user" + strings.Repeat(" and more", 10) + "]", false}, // too long for a note
+		{"please stop, [Request interrupted by user]", false},
+		{"", false},
+	} {
+		if got := Interruption(c.in); got != c.want {
+			t.Errorf("Interruption(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
 }
