@@ -265,15 +265,11 @@ func (c *Config) resolve() (tokens.Model, bool, error) {
 		c.notes = append(c.notes, fmt.Sprintf("unknown model %q: counts are estimates", c.Model))
 	}
 	if c.OutputReserve == 0 {
-		c.OutputReserve = m.OutputReserve
-		if 2*c.OutputReserve > c.Window && m.Window > 0 {
-			// A window set smaller than the model's (to compact early, or
-			// for a deployment with less context) keeps the model's share
-			// of it for the answer, not the model's absolute reserve.
-			scaled := max(int(math.Round(float64(m.OutputReserve)*float64(c.Window)/float64(m.Window))), 1)
+		var scaled bool
+		c.OutputReserve, scaled = m.ReserveFor(c.Window)
+		if scaled {
 			c.notes = append(c.notes, fmt.Sprintf("output reserve scaled to %d tokens: %s's %d does not fit a %d-token window",
-				scaled, c.Model, m.OutputReserve, c.Window))
-			c.OutputReserve = scaled
+				c.OutputReserve, c.Model, m.OutputReserve, c.Window))
 		}
 	}
 	if c.OutputReserve >= c.Window {

@@ -254,6 +254,18 @@ func normalizeModel(name string) string {
 	return strings.ReplaceAll(s, ".", "-")
 }
 
+// ReserveFor returns the output reserve of m in a window set smaller than
+// its own (to compact early, or for a deployment with less context): its
+// reserve, or, where that would take more than half of window, its share
+// of window (scaled). The compactor and a model table's entries both use
+// it, so a window means the same wherever it is set.
+func (m Model) ReserveFor(window int) (reserve int, scaled bool) {
+	if 2*m.OutputReserve <= window || m.Window <= 0 {
+		return m.OutputReserve, false
+	}
+	return max(int(math.Round(float64(m.OutputReserve)*float64(window)/float64(m.Window))), 1), true
+}
+
 // Set adds entries to the table, or overrides the entries with the same
 // name. Fields left zero in m keep the values of the entry m.Name matches
 // now, so {"name": "gpt-4o", "window": 64000} only lowers a window (an
@@ -283,13 +295,7 @@ func (t *Models) Set(ms ...Model) error {
 			m.Window = base.Window
 		}
 		if m.OutputReserve == 0 && known {
-			m.OutputReserve = base.OutputReserve
-			if 2*m.OutputReserve > m.Window && base.Window > 0 {
-				// A window set smaller than the model's keeps the model's
-				// share of it for the answer, as the compactor does for a
-				// Window set on the command line.
-				m.OutputReserve = max(int(math.Round(float64(base.OutputReserve)*float64(m.Window)/float64(base.Window))), 1)
-			}
+			m.OutputReserve, _ = base.ReserveFor(m.Window)
 		}
 		if m.Provider == "" && known {
 			m.Provider = base.Provider
